@@ -1,1 +1,43 @@
-//! placeholder
+//! The eligibility engine: pure, deterministic, no I/O and no clock (`as_of` is an input).
+//!
+//! Major components:
+//! - [`catalogue`]: the profile fields (data, `schemas/field_catalogue.json`).
+//! - [`profile`]: citizen profiles, validated against the catalogue and hashed.
+//! - [`rule`], [`load`], [`ruleset`]: the rule model, YAML loading with full validation reports,
+//!   and choosing the version of each scheme in effect.
+//! - [`temporal`]: effective dates, deadlines and application windows.
+//! - [`eval`], [`gaps`], [`outcome`]: the scalar evaluator with traces, gaps and verdicts (spec §3).
+//! - [`program`], [`columns`], [`batch`]: the compiled rule program and the CPU batch evaluator
+//!   over profiles in columns (spec §4).
+//! - [`deps`]: the field → rules dependency index behind incremental re-evaluation.
+//! - [`conflicts`]: conflict detection by interval and set reasoning (spec §5).
+//! - [`hash`]: SHA-256 over RFC 8785 canonical JSON.
+
+pub mod batch;
+pub mod catalogue;
+pub mod columns;
+pub mod conflicts;
+pub mod date;
+pub mod deps;
+pub mod error;
+pub mod eval;
+pub mod format;
+pub mod gaps;
+pub mod hash;
+pub mod load;
+pub mod outcome;
+pub mod profile;
+pub mod program;
+pub mod rule;
+pub mod ruleset;
+pub mod temporal;
+pub mod value;
+
+pub use catalogue::{Catalogue, FieldId, FieldType};
+pub use date::Date;
+pub use error::{EngineError, Problem, ValidationReport};
+pub use eval::{Evaluation, evaluate, outcome};
+pub use outcome::{Outcome, Truth, Verdict};
+pub use profile::Profile;
+pub use rule::Rule;
+pub use ruleset::RuleSet;

@@ -1,0 +1,150 @@
+//! Calendar dates as the engine uses them: parsed strictly from `YYYY-MM-DD`, compared as day numbers.
+
+use std::fmt;
+use time::Month;
+
+/// A calendar date. Ordered; printed as `YYYY-MM-DD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Date(time::Date);
+
+impl Date {
+    /// Parses exactly `YYYY-MM-DD` (no time, no offset).
+    pub fn parse(text: &str) -> Option<Date> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
+            return None;
+        }
+        let number = |range: std::ops::Range<usize>| -> Option<i32> {
+            let part = &text[range];
+            part.bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| part.parse().ok())?
+        };
+        let month = Month::try_from(u8::try_from(number(5..7)?).ok()?).ok()?;
+        let day = u8::try_from(number(8..10)?).ok()?;
+        time::Date::from_calendar_date(number(0..4)?, month, day)
+            .ok()
+            .map(Date)
+    }
+
+    pub fn from_ymd(year: i32, month: u8, day: u8) -> Option<Date> {
+        time::Date::from_calendar_date(year, Month::try_from(month).ok()?, day)
+            .ok()
+            .map(Date)
+    }
+
+    /// Days since 1970-01-01: the form dates take in columns and kernels.
+    pub fn day_number(self) -> i64 {
+        i64::from(self.0.to_julian_day()) - 2_440_588
+    }
+
+    pub fn from_day_number(days: i64) -> Option<Date> {
+        let julian = i32::try_from(days + 2_440_588).ok()?;
+        time::Date::from_julian_day(julian).ok().map(Date)
+    }
+
+    pub fn year(self) -> i32 {
+        self.0.year()
+    }
+
+    pub fn month(self) -> u8 {
+        self.0.month() as u8
+    }
+
+    pub fn day(self) -> u8 {
+        self.0.day()
+    }
+
+    /// The same month and day `years` later; 29 February becomes 1 March in a common year
+    /// (the day a person born on 29 February completes a year of age there).
+    pub fn add_years(self, years: i32) -> Option<Date> {
+        let year = self.year().checked_add(years)?;
+        Date::from_ymd(year, self.month(), self.day()).or_else(|| Date::from_ymd(year, 3, 1))
+    }
+}
+
+impl fmt::Display for Date {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:04}-{:02}-{:02}",
+            self.year(),
+            self.month(),
+            self.day()
+        )
+    }
+}
+
+impl serde::Serialize for Date {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A yearly month-day (`MM-DD`), used by application windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MonthDay {
+    pub month: u8,
+    pub day: u8,
+}
+
+impl MonthDay {
+    pub fn parse(text: &str) -> Option<MonthDay> {
+        let (m, d) = text.split_once('-')?;
+        if m.len() != 2 || d.len() != 2 {
+            return None;
+        }
+        let (month, day): (u8, u8) = (m.parse().ok()?, d.parse().ok()?);
+        // 2024 is a leap year, so 02-29 is a valid month-day.
+        Date::from_ymd(2024, month, day)?;
+        Some(MonthDay { month, day })
+    }
+
+    pub fn of(date: Date) -> MonthDay {
+        MonthDay {
+            month: date.month(),
+            day: date.day(),
+        }
+    }
+}
+
+impl fmt::Display for MonthDay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:02}-{:02}", self.month, self.day)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_only_strict_dates() {
+        assert_eq!(Date::parse("2025-01-15").unwrap().to_string(), "2025-01-15");
+        for bad in [
+            "2025-1-15",
+            "2025-02-30",
+            "2025-13-01",
+            "20250115",
+            "2025-01-15T00:00:00Z",
+            "+025-01-15",
+        ] {
+            assert!(Date::parse(bad).is_none(), "{bad} should be refused");
+        }
+    }
+
+    #[test]
+    fn day_numbers_round_trip() {
+        let d = Date::parse("1970-01-01").unwrap();
+        assert_eq!(d.day_number(), 0);
+        let d = Date::parse("2028-02-29").unwrap();
+        assert_eq!(Date::from_day_number(d.day_number()), Some(d));
+    }
+
+    #[test]
+    fn leap_day_birthdays_fall_on_first_of_march() {
+        let born = Date::parse("1960-02-29").unwrap();
+        assert_eq!(born.add_years(65).unwrap().to_string(), "2025-03-01");
+        assert_eq!(born.add_years(64).unwrap().to_string(), "2024-02-29");
+    }
+}

@@ -1,0 +1,368 @@
+//! The scalar evaluator (spec §3): one profile against one rule, with the full trace.
+//!
+//! [`outcome`] computes only the verdict and score (the hot path); [`evaluate`] adds the
+//! per-condition trace, gaps, needed fields, benefit and next steps. Both share [`node_outcome`].
+
+use serde::Serialize;
+use serde_json::Value as Json;
+use std::cmp::Ordering;
+
+use crate::catalogue::Catalogue;
+use crate::date::Date;
+use crate::gaps::{Gap, collect_gaps};
+use crate::hash::sha256_hex;
+use crate::outcome::{Exclusions, Outcome, Truth, Verdict, match_score, verdict};
+use crate::profile::Profile;
+use crate::rule::{Frequency, Group, GroupOp, Leaf, Node, Op, Operand, Rule};
+use crate::temporal::{Applicability, applicability};
+use crate::value::{FieldValue, Scalar, number_json};
+
+/// A leaf's truth for a field value; an absent value is `Unknown`.
+pub fn leaf_truth(leaf: &Leaf, value: Option<&FieldValue>) -> Truth {
+    let Some(value) = value else {
+        return Truth::Unknown;
+    };
+    let passes = match (&leaf.operand, value) {
+        (Operand::One(expected), FieldValue::Scalar(actual)) => match leaf.op {
+            Op::Eq => actual == expected,
+            Op::Neq => actual != expected,
+            op => actual.compare(expected).is_some_and(|ord| match op {
+                Op::Gt => ord == Ordering::Greater,
+                Op::Gte => ord != Ordering::Less,
+                Op::Lt => ord == Ordering::Less,
+                Op::Lte => ord != Ordering::Greater,
+                _ => false,
+            }),
+        },
+        (Operand::Many(options), FieldValue::Scalar(actual)) => {
+            (leaf.op == Op::In) == options.contains(actual)
+        }
+        (Operand::Range(lo, hi), FieldValue::Scalar(actual)) => {
+            actual.compare(lo).is_some_and(|o| o != Ordering::Less)
+                && actual.compare(hi).is_some_and(|o| o != Ordering::Greater)
+        }
+        (Operand::One(Scalar::Str(item)), FieldValue::List(items)) => {
+            (leaf.op == Op::Contains) == items.contains(item)
+        }
+        // Validation pairs operators with field types; any other pairing cannot be loaded.
+        _ => false,
+    };
+    Truth::from_bool(passes)
+}
+
+/// A node's truth and its score numerator over the node's fixed denominator.
+pub fn node_outcome(node: &Node, profile: &Profile) -> (Truth, u64) {
+    match node {
+        Node::Leaf(leaf) => {
+            let truth = leaf_truth(leaf, profile.get(leaf.field));
+            (truth, u64::from(truth.passes()))
+        }
+        Node::Group(group) => group_outcome(group, profile),
+    }
+}
+
+fn group_outcome(group: &Group, profile: &Profile) -> (Truth, u64) {
+    let scaled = |child: &Node| {
+        let (truth, num) = node_outcome(child, profile);
+        (truth, num * (group.children_lcm / child.denominator()))
+    };
+    match group.op {
+        GroupOp::And => group
+            .children
+            .iter()
+            .map(scaled)
+            .fold((Truth::True, 0), |(t, n), (ct, cn)| (t.and(ct), n + cn)),
+        GroupOp::Or => group
+            .children
+            .iter()
+            .map(scaled)
+            .fold((Truth::False, 0), |(t, n), (ct, cn)| (t.or(ct), n.max(cn))),
+        GroupOp::Not => {
+            let truth = !node_outcome(&group.children[0], profile).0;
+            (truth, u64::from(truth.passes()))
+        }
+    }
+}
+
+fn exclusions(rule: &Rule, profile: &Profile) -> Exclusions {
+    Exclusions::from_truths(
+        rule.exclusions
+            .iter()
+            .map(|l| leaf_truth(l, profile.get(l.field))),
+    )
+}
+
+/// Verdict and score only: no trace, no allocation.
+pub fn outcome(rule: &Rule, profile: &Profile, as_of: Date) -> Outcome {
+    if !applicability(rule, as_of).is_applicable() {
+        return Outcome::NOT_APPLICABLE;
+    }
+    let (root, numerator) = node_outcome(&rule.eligibility, profile);
+    let score = match_score(numerator, rule.eligibility.denominator());
+    Outcome {
+        verdict: verdict(root, score, exclusions(rule, profile)),
+        score,
+    }
+}
+
+/// One leaf as evaluated.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConditionTrace<'a> {
+    pub path: &'a str,
+    pub field: &'a str,
+    pub operator: &'static str,
+    pub expected: &'a Json,
+    /// `null` when the profile does not have the field.
+    pub actual: Json,
+    pub result: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExclusionRef<'a> {
+    pub path: &'a str,
+    pub field: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BenefitEstimate<'a> {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monthly_inr: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annual_inr: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_time_inr: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disbursement: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Audit<'a> {
+    pub input_snapshot_hash: &'a str,
+    pub rule_hash: &'a str,
+}
+
+/// The full result of one evaluation (seed §4.2/4.3 with spec §3's fields).
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation<'a> {
+    /// Derived from the rule hash, the input hash and `as_of`: the same evaluation always has
+    /// the same id, so a replayed audit row is the same row.
+    pub evaluation_id: String,
+    pub user_id: Option<&'a str>,
+    pub scheme_id: &'a str,
+    pub scheme_name: &'a str,
+    pub rule_id: &'a str,
+    pub rule_version: u32,
+    pub as_of: Date,
+    pub verdict: Verdict,
+    pub match_score: u8,
+    pub matched_conditions: usize,
+    pub total_conditions: usize,
+    pub conditions_evaluated: Vec<ConditionTrace<'a>>,
+    pub exclusions_checked: Vec<ConditionTrace<'a>>,
+    pub excluded_by: Vec<ExclusionRef<'a>>,
+    pub gaps: Vec<Gap<'a>>,
+    pub needed_fields: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub benefit_estimate: Option<BenefitEstimate<'a>>,
+    pub next_steps: Vec<String>,
+    pub audit: Audit<'a>,
+}
+
+impl Evaluation<'_> {
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            verdict: self.verdict,
+            score: self.match_score,
+        }
+    }
+}
+
+/// Evaluates with the full trace. A rule that does not apply on `as_of` gives no evaluation: the
+/// error says why.
+pub fn evaluate<'a>(
+    catalogue: &Catalogue,
+    rule: &'a Rule,
+    profile: &'a Profile,
+    as_of: Date,
+) -> Result<Evaluation<'a>, Applicability> {
+    let applicable = applicability(rule, as_of);
+    if !applicable.is_applicable() {
+        return Err(applicable);
+    }
+    let (root, numerator) = node_outcome(&rule.eligibility, profile);
+    let score = match_score(numerator, rule.eligibility.denominator());
+    let exclusion_state = exclusions(rule, profile);
+    let verdict = verdict(root, score, exclusion_state);
+
+    let mut conditions_evaluated = Vec::new();
+    rule.eligibility
+        .for_each_leaf(&mut |leaf| conditions_evaluated.push(trace(leaf, profile)));
+    let exclusions_checked: Vec<ConditionTrace<'a>> =
+        rule.exclusions.iter().map(|l| trace(l, profile)).collect();
+    let excluded_by = rule
+        .exclusions
+        .iter()
+        .zip(&exclusions_checked)
+        .filter(|(_, t)| !t.result && !t.actual.is_null())
+        .map(|(leaf, _)| ExclusionRef {
+            path: &leaf.path,
+            field: &leaf.field_name,
+            label: leaf.label.as_deref(),
+        })
+        .collect();
+    let root_children = rule.root_children();
+    let matched_conditions = root_children
+        .iter()
+        .filter(|c| node_outcome(c, profile).0.passes())
+        .count();
+
+    let gaps = collect_gaps(catalogue, rule, profile, as_of);
+    let mut needed_fields: Vec<&'a str> = if exclusion_state == Exclusions::Excluded {
+        // A hard bar stands whatever else the citizen tells us.
+        Vec::new()
+    } else {
+        gaps.iter()
+            .filter(|g| g.actual.is_null())
+            .map(|g| g.field)
+            .collect()
+    };
+    needed_fields.sort_unstable();
+    needed_fields.dedup();
+
+    let next_steps = next_steps(rule, verdict, &gaps);
+    Ok(Evaluation {
+        evaluation_id: evaluation_id(&rule.rule_hash, &profile.input_snapshot_hash, as_of),
+        user_id: profile.user_id.as_deref(),
+        scheme_id: &rule.scheme_id,
+        scheme_name: &rule.scheme_name,
+        rule_id: &rule.rule_id,
+        rule_version: rule.version,
+        as_of,
+        verdict,
+        match_score: score,
+        matched_conditions,
+        total_conditions: root_children.len(),
+        conditions_evaluated,
+        exclusions_checked,
+        excluded_by,
+        gaps,
+        needed_fields,
+        benefit_estimate: benefit_estimate(rule),
+        next_steps,
+        audit: Audit {
+            input_snapshot_hash: &profile.input_snapshot_hash,
+            rule_hash: &rule.rule_hash,
+        },
+    })
+}
+
+/// A UUID-shaped id from the hashes that determine the evaluation.
+pub fn evaluation_id(rule_hash: &str, input_hash: &str, as_of: Date) -> String {
+    let h = sha256_hex(format!("{rule_hash}:{input_hash}:{as_of}").as_bytes());
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+fn trace<'a>(leaf: &'a Leaf, profile: &Profile) -> ConditionTrace<'a> {
+    let value = profile.get(leaf.field);
+    ConditionTrace {
+        path: &leaf.path,
+        field: &leaf.field_name,
+        operator: leaf.op.name(),
+        expected: &leaf.expected,
+        actual: value.map_or(Json::Null, FieldValue::to_json),
+        result: leaf_truth(leaf, value).passes(),
+        headroom: value
+            .and_then(FieldValue::scalar)
+            .and_then(|actual| headroom(leaf, actual)),
+        label: leaf.label.as_deref(),
+    }
+}
+
+/// Margin to the threshold for numeric comparisons (negative when the comparison fails).
+fn headroom(leaf: &Leaf, actual: &Scalar) -> Option<Json> {
+    let numeric = |s: &Scalar| match s {
+        Scalar::Int(i) => Some(*i as f64),
+        Scalar::Num(n) => Some(*n),
+        _ => None,
+    };
+    let a = numeric(actual)?;
+    let margin = match (&leaf.operand, leaf.op) {
+        (Operand::One(e), Op::Gte | Op::Gt) => a - numeric(e)?,
+        (Operand::One(e), Op::Lte | Op::Lt) => numeric(e)? - a,
+        (Operand::Range(lo, hi), Op::Between) => (a - numeric(lo)?).min(numeric(hi)? - a),
+        _ => return None,
+    };
+    Some(number_json(margin))
+}
+
+fn benefit_estimate(rule: &Rule) -> Option<BenefitEstimate<'_>> {
+    let benefit = rule.benefit.as_ref()?;
+    let amount = benefit.amount_inr;
+    let per = |times: f64| amount.map(|a| number_json(a * times));
+    let (monthly, annual, one_time) = match benefit.frequency {
+        Some(Frequency::Monthly) => (per(1.0), per(12.0), None),
+        Some(Frequency::Quarterly) => (None, per(4.0), None),
+        Some(Frequency::Yearly) => (None, per(1.0), None),
+        Some(Frequency::OneTime) => (None, None, per(1.0)),
+        Some(Frequency::InKind) | None => (None, None, None),
+    };
+    Some(BenefitEstimate {
+        kind: benefit.kind.as_deref(),
+        monthly_inr: monthly,
+        annual_inr: annual,
+        one_time_inr: one_time,
+        disbursement: benefit.disbursement.as_deref(),
+        description: benefit.description.as_deref(),
+    })
+}
+
+fn next_steps(rule: &Rule, verdict: Verdict, gaps: &[Gap<'_>]) -> Vec<String> {
+    let portal = rule.application.portal_url.as_deref().map(|u| {
+        let bare = u
+            .trim_start_matches("https://")
+            .trim_start_matches("http://");
+        bare.trim_end_matches('/').to_string()
+    });
+    let documents = (!rule.documents_required.is_empty()).then(|| {
+        format!(
+            "Keep ready: {}",
+            rule.documents_required.join(", ").replace('_', " ")
+        )
+    });
+    let mut steps = Vec::new();
+    match verdict {
+        Verdict::Eligible => {
+            steps.extend(portal.map(|p| format!("Apply at {p}")));
+            steps.extend(documents);
+        }
+        Verdict::PartialMatch => {
+            steps.extend(gaps.iter().map(|g| g.gap_description.clone()));
+            steps.extend(portal.map(|p| format!("Once these are met, apply at {p}")));
+        }
+        Verdict::NotEligible | Verdict::NotApplicable => {
+            steps.extend(
+                gaps.iter()
+                    .filter(|g| g.actual.is_null())
+                    .map(|g| g.gap_description.clone()),
+            );
+        }
+    }
+    steps
+}
