@@ -51,6 +51,8 @@ impl FieldType {
 #[derive(Debug, Clone, Deserialize)]
 pub struct FieldSpec {
     pub name: String,
+    /// How the field is named to citizens ("annual household income").
+    pub label: String,
     #[serde(rename = "type")]
     pub field_type: FieldType,
     /// Allowed values of a string field, or of a list field's items.
@@ -78,13 +80,9 @@ impl FieldSpec {
         self.name.split_once('.').map_or("", |(ns, _)| ns)
     }
 
-    /// The human name used in gap descriptions: the description, lower-cased first letter.
-    pub fn human_name(&self) -> String {
-        let mut chars = self.description.chars();
-        match chars.next() {
-            Some(first) => first.to_lowercase().chain(chars).collect(),
-            None => self.name.clone(),
-        }
+    /// The name used in gap descriptions and explanations.
+    pub fn human_name(&self) -> &str {
+        &self.label
     }
 
     pub fn is_money(&self) -> bool {

@@ -17,7 +17,18 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
 }
 
+include!(concat!(env!("OUT_DIR"), "/bundled_rules.rs"));
+
 impl RuleSet {
+    /// The corpus compiled into the engine (`schemes/` at build time).
+    pub fn bundled(catalogue: &Catalogue) -> Result<RuleSet, ValidationReport> {
+        let documents: Vec<(String, String)> = BUNDLED_RULES
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
+        RuleSet::from_documents(catalogue, &documents)
+    }
+
     /// Loads every `*.yaml`/`*.yml` file below `dir` (sorted by path). All problems in all files
     /// are reported together.
     pub fn load_dir(catalogue: &Catalogue, dir: &Path) -> Result<RuleSet, EngineError> {

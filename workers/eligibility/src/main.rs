@@ -1,1 +1,57 @@
-fn main() {}
+//! `eligibility`: the engine's command line, on its embedded default (no services needed).
+//!
+//! - `evaluate`: one citizen against the schemes in effect (bundled corpus or `--rules DIR`).
+//! - `rules validate | conflicts | hash`: check a rule directory, find conflicts, hash a rule.
+//! - `oracle`: run Oracle-A over a test set or one case.
+//! - `schema profile`: print the profile JSON Schema derived from the field catalogue.
+//!
+//! Exit codes: 0 success, 1 bad input or a failed check (with a message naming the problem),
+//! 2 a usage error.
+
+mod commands;
+mod rules_source;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "eligibility",
+    version,
+    about = "Eligibility engine for government welfare schemes"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate one citizen profile against the schemes in effect.
+    Evaluate(commands::evaluate::Args),
+    /// Validate rules, find conflicts, hash a rule.
+    #[command(subcommand)]
+    Rules(commands::rules::RulesCommand),
+    /// Check explanations with Oracle-A.
+    Oracle(commands::oracle::Args),
+    /// Print a JSON Schema derived from the field catalogue.
+    #[command(subcommand)]
+    Schema(commands::schema::SchemaCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Evaluate(args) => commands::evaluate::run(args),
+        Command::Rules(command) => commands::rules::run(command),
+        Command::Oracle(args) => commands::oracle::run(args),
+        Command::Schema(command) => commands::schema::run(command),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

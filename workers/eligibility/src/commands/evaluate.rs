@@ -1,0 +1,156 @@
+//! `eligibility evaluate`: one citizen, every scheme in effect for them.
+
+use anyhow::{Result, anyhow, bail};
+use clap::ValueEnum;
+use engine::temporal::{Applicability, applicability};
+use engine::{Catalogue, Date, Evaluation, Profile, RuleSet, evaluate};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::rules_source::{load, read_json};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The citizen profile (JSON).
+    #[arg(long)]
+    profile: PathBuf,
+    /// A directory of rule YAML files; default: the bundled corpus.
+    #[arg(long)]
+    rules: Option<PathBuf>,
+    /// The evaluation date (YYYY-MM-DD); default: today (UTC).
+    #[arg(long)]
+    as_of: Option<String>,
+    /// Evaluate only this scheme.
+    #[arg(long)]
+    scheme: Option<String>,
+    /// Also evaluate other states' schemes (by default: central ones and the citizen's state's).
+    #[arg(long)]
+    all_states: bool,
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Json,
+    Table,
+}
+
+#[derive(Serialize)]
+struct NotApplicable<'a> {
+    scheme_id: &'a str,
+    rule_id: &'a str,
+    #[serde(flatten)]
+    why: Applicability,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    as_of: Date,
+    results: Vec<Evaluation<'a>>,
+    /// Schemes in effect whose application window or deadline rules out applying on `as_of`.
+    not_applicable: Vec<NotApplicable<'a>>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let catalogue = Catalogue::bundled();
+    let rules = load(&catalogue, args.rules.as_deref())?;
+    let as_of = match &args.as_of {
+        Some(text) => {
+            Date::parse(text).ok_or_else(|| anyhow!("--as-of {text:?} is not a date YYYY-MM-DD"))?
+        }
+        None => today(),
+    };
+    let json = read_json(&args.profile)?;
+    let profile = Profile::from_json(&catalogue, &json, &args.profile.display().to_string())
+        .map_err(|report| anyhow!("the profile is invalid; nothing was evaluated:\n{report}"))?;
+
+    let in_effect = rules.in_effect(as_of);
+    let selected = match &args.scheme {
+        Some(id) => {
+            let chosen: Vec<_> = in_effect
+                .into_iter()
+                .filter(|r| &r.scheme_id == id)
+                .collect();
+            if chosen.is_empty() {
+                bail!("no version of scheme {id:?} is in effect on {as_of}");
+            }
+            chosen
+        }
+        None if args.all_states => in_effect,
+        None => {
+            let state = catalogue
+                .id("demographics.state")
+                .and_then(|f| profile.get(f))
+                .and_then(|v| v.scalar()?.as_str());
+            RuleSet::for_state(in_effect, state)
+        }
+    };
+    let mut output = Output {
+        as_of,
+        results: Vec::new(),
+        not_applicable: Vec::new(),
+    };
+    for rule in selected {
+        match evaluate(&catalogue, rule, &profile, as_of) {
+            Ok(evaluation) => output.results.push(evaluation),
+            Err(_) => output.not_applicable.push(NotApplicable {
+                scheme_id: &rule.scheme_id,
+                rule_id: &rule.rule_id,
+                why: applicability(rule, as_of),
+            }),
+        }
+    }
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&output)?),
+        Format::Table => print_table(&output),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn today() -> Date {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Date::from_day_number((seconds / 86_400) as i64).expect("today is a valid date")
+}
+
+fn print_table(output: &Output<'_>) {
+    println!(
+        "as of {}: {} scheme(s) evaluated",
+        output.as_of,
+        output.results.len()
+    );
+    println!(
+        "{:<44} {:<14} {:>5} {:>7}  WHAT NEXT",
+        "SCHEME", "VERDICT", "SCORE", "MATCHED"
+    );
+    for e in &output.results {
+        let next = e.next_steps.first().map_or("", String::as_str);
+        println!(
+            "{:<44} {:<14} {:>5} {:>7}  {}",
+            truncate(e.scheme_id, 44),
+            e.verdict.name(),
+            e.match_score,
+            format!("{}/{}", e.matched_conditions, e.total_conditions),
+            truncate(next, 90)
+        );
+    }
+    for n in &output.not_applicable {
+        println!(
+            "{:<44} {:<14}  {}",
+            truncate(n.scheme_id, 44),
+            "NOT_APPLICABLE",
+            serde_json::to_string(&n.why).unwrap_or_default()
+        );
+    }
+}
+
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        text.chars().take(width - 1).chain(['…']).collect()
+    }
+}

@@ -1,0 +1,6 @@
+//! One module per subcommand.
+
+pub mod evaluate;
+pub mod oracle;
+pub mod rules;
+pub mod schema;

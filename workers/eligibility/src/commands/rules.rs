@@ -1,0 +1,99 @@
+//! `eligibility rules validate | conflicts | hash`.
+
+use anyhow::{Context, Result, anyhow};
+use clap::{Subcommand, ValueEnum};
+use engine::Catalogue;
+use engine::conflicts::detect;
+use engine::load::parse_rule_yaml;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::rules_source::load;
+
+#[derive(Subcommand)]
+pub enum RulesCommand {
+    /// Validate every rule file below DIR; all problems are listed.
+    Validate { dir: PathBuf },
+    /// Find conflicts (unsatisfiable rules, dead branches, overlapping versions, mutually
+    /// exclusive combinations, duplicates and shadowed schemes).
+    Conflicts {
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Exit with 1 when any conflict is found.
+        #[arg(long)]
+        deny: bool,
+    },
+    /// Print a rule's hash (SHA-256 of the RFC 8785 canonical JSON of the document).
+    Hash { file: PathBuf },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+pub fn run(command: RulesCommand) -> Result<ExitCode> {
+    let catalogue = Catalogue::bundled();
+    match command {
+        RulesCommand::Validate { dir } => {
+            let rules = load(&catalogue, Some(&dir))?;
+            let schemes: BTreeSet<&str> =
+                rules.rules.iter().map(|r| r.scheme_id.as_str()).collect();
+            let states: BTreeSet<&str> = rules.rules.iter().map(|r| r.state.as_str()).collect();
+            println!(
+                "{} rule(s) valid: {} scheme(s), {} state(s)/central",
+                rules.rules.len(),
+                schemes.len(),
+                states.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        RulesCommand::Conflicts { dir, format, deny } => {
+            let rules = load(&catalogue, Some(&dir))?;
+            let report = detect(&catalogue, &rules);
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+                Format::Text => {
+                    for c in &report.conflicts {
+                        println!(
+                            "{:?} [{}]: {}",
+                            c.conflict_type,
+                            c.rule_ids.join(", "),
+                            c.description
+                        );
+                        if let Some(w) = &c.witness {
+                            println!("    witness: {w}");
+                        }
+                    }
+                    for id in &report.not_analysed {
+                        println!("not analysed (too large to analyse exactly): {id}");
+                    }
+                    println!(
+                        "{} conflict(s) in {} rule(s)",
+                        report.conflicts.len(),
+                        rules.rules.len()
+                    );
+                }
+            }
+            Ok(if deny && !report.conflicts.is_empty() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        RulesCommand::Hash { file } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let source = file.display().to_string();
+            let rule = parse_rule_yaml(&catalogue, &text, &source).map_err(|problems| {
+                let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                anyhow!("{source} is not a valid rule:\n{}", lines.join("\n"))
+            })?;
+            println!("{}  {source}", rule.rule_hash);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
