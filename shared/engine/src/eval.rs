@@ -13,7 +13,7 @@ use crate::gaps::{Gap, collect_gaps};
 use crate::hash::sha256_hex;
 use crate::outcome::{Exclusions, Outcome, Truth, Verdict, match_score, verdict};
 use crate::profile::Profile;
-use crate::rule::{Frequency, Group, GroupOp, Leaf, Node, Op, Operand, Rule};
+use crate::rule::{Frequency, GroupOp, Leaf, Node, Op, Operand, Rule};
 use crate::temporal::{Applicability, applicability};
 use crate::value::{FieldValue, Scalar, number_json};
 
@@ -52,34 +52,39 @@ pub fn leaf_truth(leaf: &Leaf, value: Option<&FieldValue>) -> Truth {
 
 /// A node's truth and its score numerator over the node's fixed denominator.
 pub fn node_outcome(node: &Node, profile: &Profile) -> (Truth, u64) {
-    match node {
-        Node::Leaf(leaf) => {
-            let truth = leaf_truth(leaf, profile.get(leaf.field));
-            (truth, u64::from(truth.passes()))
-        }
-        Node::Group(group) => group_outcome(group, profile),
-    }
+    tree_outcome(node, &|leaf: &Leaf| {
+        leaf_truth(leaf, profile.get(leaf.field))
+    })
 }
 
-fn group_outcome(group: &Group, profile: &Profile) -> (Truth, u64) {
-    let scaled = |child: &Node| {
-        let (truth, num) = node_outcome(child, profile);
-        (truth, num * (group.children_lcm / child.denominator()))
-    };
-    match group.op {
-        GroupOp::And => group
-            .children
-            .iter()
-            .map(scaled)
-            .fold((Truth::True, 0), |(t, n), (ct, cn)| (t.and(ct), n + cn)),
-        GroupOp::Or => group
-            .children
-            .iter()
-            .map(scaled)
-            .fold((Truth::False, 0), |(t, n), (ct, cn)| (t.or(ct), n.max(cn))),
-        GroupOp::Not => {
-            let truth = !node_outcome(&group.children[0], profile).0;
-            (truth, u64::from(truth.passes()))
+/// The same, with leaf truths supplied by `truth` (so hypothetical answers can be tried).
+fn tree_outcome(node: &Node, truth: &impl Fn(&Leaf) -> Truth) -> (Truth, u64) {
+    match node {
+        Node::Leaf(leaf) => {
+            let t = truth(leaf);
+            (t, u64::from(t.passes()))
+        }
+        Node::Group(group) => {
+            let scaled = |child: &Node| {
+                let (t, num) = tree_outcome(child, truth);
+                (t, num * (group.children_lcm / child.denominator()))
+            };
+            match group.op {
+                GroupOp::And => group
+                    .children
+                    .iter()
+                    .map(scaled)
+                    .fold((Truth::True, 0), |(t, n), (ct, cn)| (t.and(ct), n + cn)),
+                GroupOp::Or => group
+                    .children
+                    .iter()
+                    .map(scaled)
+                    .fold((Truth::False, 0), |(t, n), (ct, cn)| (t.or(ct), n.max(cn))),
+                GroupOp::Not => {
+                    let t = !tree_outcome(&group.children[0], truth).0;
+                    (t, u64::from(t.passes()))
+                }
+            }
         }
     }
 }
@@ -90,6 +95,75 @@ fn exclusions(rule: &Rule, profile: &Profile) -> Exclusions {
             .iter()
             .map(|l| leaf_truth(l, profile.get(l.field))),
     )
+}
+
+/// The verdict of an applicable rule for the given leaf truths.
+fn verdict_for(rule: &Rule, truth: &impl Fn(&Leaf) -> Truth) -> Verdict {
+    let (root, numerator) = tree_outcome(&rule.eligibility, truth);
+    let exclusions = Exclusions::from_truths(rule.exclusions.iter().map(truth));
+    verdict(
+        root,
+        match_score(numerator, rule.eligibility.denominator()),
+        exclusions,
+    )
+}
+
+/// More leaves than this on one unknown field are not enumerated: the field is reported as needed.
+const MAX_ENUMERATED_LEAVES: usize = 8;
+
+/// The unknown fields whose values could still change the verdict (spec §1): a field is needed
+/// when some pass/fail combination of its leaves gives another verdict, while the other unknown
+/// fields stay unknown, all pass or all fail. Leaves of one field are treated as independent, so
+/// the answer errs towards asking.
+fn needed_fields<'a>(rule: &'a Rule, profile: &Profile) -> Vec<&'a str> {
+    let mut leaves: Vec<&'a Leaf> = Vec::new();
+    rule.eligibility
+        .for_each_leaf(&mut |leaf| leaves.push(leaf));
+    leaves.extend(&rule.exclusions);
+    let unknown: Vec<usize> = rule
+        .fields_read()
+        .into_iter()
+        .filter(|&f| profile.get(f).is_none())
+        .collect();
+    let mut needed: Vec<&'a str> = unknown
+        .iter()
+        .filter(|&&field| {
+            let own: Vec<&Leaf> = leaves
+                .iter()
+                .copied()
+                .filter(|l| l.field == field)
+                .collect();
+            if own.len() > MAX_ENUMERATED_LEAVES {
+                return true;
+            }
+            [Truth::Unknown, Truth::True, Truth::False]
+                .into_iter()
+                .any(|others| {
+                    let verdict_with = |mask: usize| {
+                        verdict_for(rule, &|leaf: &Leaf| match own
+                            .iter()
+                            .position(|l| std::ptr::eq(*l, leaf))
+                        {
+                            Some(i) => Truth::from_bool(mask >> i & 1 == 1),
+                            None if unknown.contains(&leaf.field) => others,
+                            None => leaf_truth(leaf, profile.get(leaf.field)),
+                        })
+                    };
+                    let first = verdict_with(0);
+                    (1..1usize << own.len()).any(|mask| verdict_with(mask) != first)
+                })
+        })
+        .map(|&field| own_name(&leaves, field))
+        .collect();
+    needed.sort_unstable();
+    needed
+}
+
+fn own_name<'a>(leaves: &[&'a Leaf], field: usize) -> &'a str {
+    leaves
+        .iter()
+        .find(|l| l.field == field)
+        .map_or("", |l| l.field_name.as_str())
 }
 
 /// Verdict and score only: no trace, no allocation.
@@ -227,19 +301,9 @@ pub fn evaluate<'a>(
         .count();
 
     let gaps = collect_gaps(catalogue, rule, profile, as_of);
-    let mut needed_fields: Vec<&'a str> = if exclusion_state == Exclusions::Excluded {
-        // A hard bar stands whatever else the citizen tells us.
-        Vec::new()
-    } else {
-        gaps.iter()
-            .filter(|g| g.actual.is_null())
-            .map(|g| g.field)
-            .collect()
-    };
-    needed_fields.sort_unstable();
-    needed_fields.dedup();
+    let needed_fields = needed_fields(rule, profile);
 
-    let next_steps = next_steps(rule, verdict, &gaps);
+    let next_steps = next_steps(rule, verdict, &gaps, &needed_fields);
     Ok(Evaluation {
         evaluation_id: evaluation_id(&rule.rule_hash, &profile.input_snapshot_hash, as_of),
         user_id: profile.user_id.as_deref(),
@@ -333,7 +397,7 @@ fn benefit_estimate(rule: &Rule) -> Option<BenefitEstimate<'_>> {
     })
 }
 
-fn next_steps(rule: &Rule, verdict: Verdict, gaps: &[Gap<'_>]) -> Vec<String> {
+fn next_steps(rule: &Rule, verdict: Verdict, gaps: &[Gap<'_>], needed: &[&str]) -> Vec<String> {
     let portal = rule.application.portal_url.as_deref().map(|u| {
         let bare = u
             .trim_start_matches("https://")
@@ -357,9 +421,10 @@ fn next_steps(rule: &Rule, verdict: Verdict, gaps: &[Gap<'_>]) -> Vec<String> {
             steps.extend(portal.map(|p| format!("Once these are met, apply at {p}")));
         }
         Verdict::NotEligible | Verdict::NotApplicable => {
+            // Only the questions whose answers could still change the verdict.
             steps.extend(
                 gaps.iter()
-                    .filter(|g| g.actual.is_null())
+                    .filter(|g| g.actual.is_null() && needed.contains(&g.field))
                     .map(|g| g.gap_description.clone()),
             );
         }

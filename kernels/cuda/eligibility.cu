@@ -1,0 +1,332 @@
+/*
+ * The eligibility kernels over the compiled rule program (engine::program), in the flat encoding
+ * of kernels/src/encode.rs.
+ *
+ * Two passes, as in the CPU batch path (engine::batch):
+ *   1. el_conditions: one thread per citizen and condition; a warp ballot packs the results of 32
+ *      citizens into one u32 word (cond_words[condition * words + citizen / 32]).
+ *   2. el_rules: one thread per (citizen, rule); gathers the rule's input bits into a truth-table
+ *      index, or runs the rule's postfix program when it has no table. Codes are rule-major:
+ *      codes[rule * len + citizen], so a warp writes 32 consecutive bytes.
+ *
+ * The per-citizen functions (el_condition_one, el_rule_one) are plain C: host_model.c includes this
+ * file and runs them on the CPU, so the logic the kernels run is tested without a GPU. Only the
+ * kernels themselves are CUDA.
+ */
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+/* NVRTC has no standard headers. */
+typedef unsigned char uint8_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+#define EL_FN __device__ static inline
+#else
+#include <stdint.h>
+#define EL_FN static inline
+#endif
+
+/* Column kinds (encode::ColumnKind). */
+#define EL_INT 0u
+#define EL_NUM 1u
+#define EL_BOOL 2u
+#define EL_STR 3u
+#define EL_LIST 4u
+
+/* Condition tests (encode::Test) for int and number columns; bool, string and list conditions
+ * carry their parameters in `arg` instead. */
+#define EL_EQ 0u
+#define EL_NEQ 1u
+#define EL_GT 2u
+#define EL_GTE 3u
+#define EL_LT 4u
+#define EL_LTE 5u
+#define EL_IN 6u
+#define EL_NOT_IN 7u
+#define EL_BETWEEN 8u
+
+/* Postfix instructions (engine::program::Instr). */
+#define EL_LEAF 0u
+#define EL_AND 1u
+#define EL_OR 2u
+#define EL_NOT 3u
+
+/* Truth values (engine::outcome::Truth). */
+#define EL_TRUE 0u
+#define EL_FALSE 1u
+#define EL_UNKNOWN 2u
+
+/* A rule input with this bit set is Known(field), else Condition(index). */
+#define EL_INPUT_KNOWN 0x80000000u
+/* A rule without a truth table. */
+#define EL_NO_TABLE 0xffffffffffffffffull
+/* The deepest postfix stack the kernels hold; the encoder rejects deeper rules. */
+#define EL_MAX_STACK 64
+
+#define EL_NOT_APPLICABLE 255u
+#define EL_ELIGIBLE 152u
+
+/* Profiles in columns. Offsets index the pools; known masks and booleans are u32 words. */
+typedef struct {
+    uint64_t len;
+    /* ceil(len / 32) */
+    uint64_t words;
+    const uint32_t *col_kind;
+    /* Offset of the column's known mask in u32s. */
+    const uint64_t *col_known;
+    /* Offset of the column's values in ints, nums or u32s (by kind). */
+    const uint64_t *col_data;
+    /* List columns: u32 words per citizen. */
+    const uint32_t *col_width;
+    const int64_t *ints;
+    const double *nums;
+    const uint32_t *u32s;
+} ElColumns;
+
+/* The compiled rule program. */
+typedef struct {
+    uint64_t n_conditions;
+    uint64_t n_rules;
+    const uint32_t *cond_field;
+    const uint32_t *cond_test;
+    /* Int/num: offset of the operands in cond_ints/cond_nums. Bool: the wanted bit. String: offset
+     * of the acceptance table in accept. List: the item id (u32 max when nobody holds it). */
+    const uint64_t *cond_arg;
+    /* Int/num: operand count. String: acceptance table length. List: 1 for contains, else 0. */
+    const uint32_t *cond_count;
+    const int64_t *cond_ints;
+    const double *cond_nums;
+    const uint8_t *accept;
+    const uint8_t *rule_applicable;
+    const uint64_t *rule_denominator;
+    const uint64_t *rule_inputs;
+    const uint32_t *rule_n_inputs;
+    /* Offset in tables, or EL_NO_TABLE. */
+    const uint64_t *rule_table;
+    const uint64_t *rule_postfix;
+    const uint32_t *rule_postfix_len;
+    const uint64_t *rule_excl;
+    const uint32_t *rule_n_excl;
+    const uint32_t *inputs;
+    const uint8_t *tables;
+    const uint32_t *instr_op;
+    /* Leaf: condition; AND/OR: arity. */
+    const uint32_t *instr_a;
+    /* Leaf: field. */
+    const uint32_t *instr_b;
+    const uint64_t *instr_scale;
+    /* (condition, field) pairs. */
+    const uint32_t *excl;
+} ElProgram;
+
+EL_FN uint32_t el_bit(const uint32_t *words, uint64_t i) {
+    return (words[i >> 5] >> (i & 31u)) & 1u;
+}
+
+EL_FN uint32_t el_compare_int(uint32_t test, int64_t v, const int64_t *e, uint32_t n) {
+    uint32_t k, hit = 0;
+    switch (test) {
+    case EL_EQ: return v == e[0];
+    case EL_NEQ: return v != e[0];
+    case EL_GT: return v > e[0];
+    case EL_GTE: return v >= e[0];
+    case EL_LT: return v < e[0];
+    case EL_LTE: return v <= e[0];
+    case EL_BETWEEN: return v >= e[0] && v <= e[1];
+    default:
+        for (k = 0; k < n; k++) hit |= v == e[k];
+        return test == EL_IN ? hit : !hit;
+    }
+}
+
+/* Same as el_compare_int with IEEE comparisons, as Rust's PartialOrd on f64. */
+EL_FN uint32_t el_compare_num(uint32_t test, double v, const double *e, uint32_t n) {
+    uint32_t k, hit = 0;
+    switch (test) {
+    case EL_EQ: return v == e[0];
+    case EL_NEQ: return v != e[0];
+    case EL_GT: return v > e[0];
+    case EL_GTE: return v >= e[0];
+    case EL_LT: return v < e[0];
+    case EL_LTE: return v <= e[0];
+    case EL_BETWEEN: return v >= e[0] && v <= e[1];
+    default:
+        for (k = 0; k < n; k++) hit |= v == e[k];
+        return test == EL_IN ? hit : !hit;
+    }
+}
+
+/* Whether condition c passes for citizen i (engine::columns::ProfileColumns::eval_condition):
+ * never for an unknown field. */
+EL_FN uint32_t el_condition_one(const ElColumns *cols, const ElProgram *prog, uint64_t c, uint64_t i) {
+    uint32_t f = prog->cond_field[c];
+    uint32_t test = prog->cond_test[c];
+    uint64_t arg = prog->cond_arg[c];
+    uint32_t n = prog->cond_count[c];
+    uint64_t data = cols->col_data[f];
+    if (!el_bit(cols->u32s + cols->col_known[f], i)) return 0;
+    switch (cols->col_kind[f]) {
+    case EL_INT: return el_compare_int(test, cols->ints[data + i], prog->cond_ints + arg, n);
+    case EL_NUM: return el_compare_num(test, cols->nums[data + i], prog->cond_nums + arg, n);
+    case EL_BOOL: return el_bit(cols->u32s + data, i) == (uint32_t)arg;
+    case EL_STR: {
+        uint32_t id = cols->u32s[data + i];
+        return id < n && prog->accept[arg + id];
+    }
+    default: {
+        /* An item nobody holds is absent from every list: `contains` fails, `not_contains` holds. */
+        uint32_t width = cols->col_width[f];
+        uint32_t has = arg != 0xffffffffull && el_bit(cols->u32s + data + i * width, arg);
+        return has == n;
+    }
+    }
+}
+
+/* A leaf's truth from its condition bit and its field's known bit. */
+EL_FN uint32_t el_leaf_truth(uint32_t passes, uint32_t known) {
+    return passes ? EL_TRUE : known ? EL_FALSE : EL_UNKNOWN;
+}
+
+EL_FN uint32_t el_and(uint32_t a, uint32_t b) {
+    if (a == EL_FALSE || b == EL_FALSE) return EL_FALSE;
+    return a == EL_TRUE && b == EL_TRUE ? EL_TRUE : EL_UNKNOWN;
+}
+
+EL_FN uint32_t el_not(uint32_t t) {
+    return t == EL_TRUE ? EL_FALSE : t == EL_FALSE ? EL_TRUE : EL_UNKNOWN;
+}
+
+EL_FN uint32_t el_or(uint32_t a, uint32_t b) {
+    return el_not(el_and(el_not(a), el_not(b)));
+}
+
+/* floor(100 * num / den) exactly (engine::outcome::match_score computes it in u128). */
+EL_FN uint32_t el_match_score(uint64_t num, uint64_t den) {
+    uint64_t hi, lo, rem = 0;
+    int bit;
+    if (num <= 0xffffffffffffffffull / 100u) return (uint32_t)(num * 100u / den);
+    /* 100 * num as 128 bits (hi, lo), then long division by den. */
+    lo = (num & 0xffffffffull) * 100u;
+    hi = (num >> 32) * 100u + (lo >> 32);
+    lo = (hi << 32) | (lo & 0xffffffffull);
+    hi >>= 32;
+    {
+        uint64_t q = 0;
+        for (bit = 127; bit >= 0; bit--) {
+            uint32_t top = (uint32_t)(rem >> 63);
+            rem = (rem << 1) | ((bit >= 64 ? hi >> (bit - 64) : lo >> bit) & 1u);
+            if (top || rem >= den) {
+                rem -= den;
+                q = (q << 1) | 1u;
+            } else {
+                q <<= 1;
+            }
+        }
+        return (uint32_t)q;
+    }
+}
+
+/* Spec §3 verdict as an outcome code (engine::outcome::verdict and Outcome::code). */
+EL_FN uint32_t el_code(uint32_t root, uint32_t score, uint32_t excl) {
+    if (excl == EL_FALSE) return score;
+    if (excl == EL_TRUE && root == EL_TRUE) return EL_ELIGIBLE;
+    return score >= 50 ? 101 + (score - 50) : score;
+}
+
+/* The outcome code of rule r for citizen i (CompiledRule::run, or its truth table). cond_words
+ * holds the condition bits from the first pass. */
+EL_FN uint32_t el_rule_one(const ElColumns *cols, const ElProgram *prog, const uint32_t *cond_words,
+                           uint64_t r, uint64_t i) {
+    uint64_t words = cols->words;
+    uint64_t table = prog->rule_table[r];
+    uint32_t k;
+    if (!prog->rule_applicable[r]) return EL_NOT_APPLICABLE;
+    if (table != EL_NO_TABLE) {
+        const uint32_t *in = prog->inputs + prog->rule_inputs[r];
+        uint32_t index = 0;
+        for (k = 0; k < prog->rule_n_inputs[r]; k++) {
+            uint32_t input = in[k];
+            uint32_t b = input & EL_INPUT_KNOWN
+                             ? el_bit(cols->u32s + cols->col_known[input & ~EL_INPUT_KNOWN], i)
+                             : el_bit(cond_words + (uint64_t)input * words, i);
+            index |= b << k;
+        }
+        return prog->tables[table + index];
+    }
+    {
+        uint8_t truth[EL_MAX_STACK];
+        uint64_t num[EL_MAX_STACK];
+        uint32_t top = 0, excl = EL_TRUE;
+        uint64_t p = prog->rule_postfix[r], end = p + prog->rule_postfix_len[r];
+        const uint32_t *ex = prog->excl + 2 * prog->rule_excl[r];
+        for (; p < end; p++) {
+            uint32_t op = prog->instr_op[p];
+            uint64_t scale = prog->instr_scale[p];
+            if (op == EL_LEAF) {
+                uint32_t f = prog->instr_b[p];
+                uint32_t t = el_leaf_truth(el_bit(cond_words + (uint64_t)prog->instr_a[p] * words, i),
+                                           el_bit(cols->u32s + cols->col_known[f], i));
+                truth[top] = (uint8_t)t;
+                num[top] = (uint64_t)(t == EL_TRUE) * scale;
+                top++;
+            } else if (op == EL_NOT) {
+                uint32_t t = el_not(truth[top - 1]);
+                truth[top - 1] = (uint8_t)t;
+                num[top - 1] = (uint64_t)(t == EL_TRUE) * scale;
+            } else {
+                uint32_t arity = prog->instr_a[p], j;
+                uint32_t t = op == EL_AND ? EL_TRUE : EL_FALSE;
+                uint64_t n = 0;
+                top -= arity;
+                for (j = top; j < top + arity; j++) {
+                    if (op == EL_AND) {
+                        t = el_and(t, truth[j]);
+                        n += num[j];
+                    } else {
+                        t = el_or(t, truth[j]);
+                        n = num[j] > n ? num[j] : n;
+                    }
+                }
+                truth[top] = (uint8_t)t;
+                num[top] = n * scale;
+                top++;
+            }
+        }
+        /* Exclusions fold to the worst: any false bars (EL_FALSE), else any unknown (EL_UNKNOWN). */
+        for (k = 0; k < prog->rule_n_excl[r]; k++) {
+            uint32_t f = ex[2 * k + 1];
+            uint32_t t = el_leaf_truth(el_bit(cond_words + (uint64_t)ex[2 * k] * words, i),
+                                       el_bit(cols->u32s + cols->col_known[f], i));
+            if (t == EL_FALSE) excl = EL_FALSE;
+            else if (t == EL_UNKNOWN && excl == EL_TRUE) excl = EL_UNKNOWN;
+        }
+        return el_code(truth[0], el_match_score(num[0], prog->rule_denominator[r]), excl);
+    }
+}
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+
+/* grid.x × blockDim.x threads cover the citizens (blockDim.x a multiple of 32, so every warp is
+ * whole and the ballot sees 32 lanes); grid.y walks the conditions. */
+extern "C" __global__ void el_conditions(ElColumns cols, ElProgram prog, uint32_t *cond_words) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint64_t c;
+    for (c = blockIdx.y; c < prog.n_conditions; c += gridDim.y) {
+        uint32_t passes = i < cols.len && el_condition_one(&cols, &prog, c, i);
+        uint32_t word = __ballot_sync(0xffffffffu, passes);
+        if ((threadIdx.x & 31u) == 0 && i < cols.len) cond_words[c * cols.words + (i >> 5)] = word;
+    }
+}
+
+/* One thread per citizen (x) and rule (y, strided). */
+extern "C" __global__ void el_rules(ElColumns cols, ElProgram prog, const uint32_t *cond_words,
+                                    uint8_t *codes) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint64_t r;
+    if (i >= cols.len) return;
+    for (r = blockIdx.y; r < prog.n_rules; r += gridDim.y) {
+        codes[r * cols.len + i] = (uint8_t)el_rule_one(&cols, &prog, cond_words, r, i);
+    }
+}
+
+#endif

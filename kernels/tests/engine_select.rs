@@ -1,0 +1,70 @@
+//! Engine selection on any machine: `cpu` and `auto` always evaluate; `gpu` without a device is an
+//! error, never a panic.
+
+mod common;
+
+use common::{CATALOGUE, as_of, profiles, rules};
+use engine::batch::evaluate_batch;
+use engine::columns::ProfileColumns;
+use engine::program::Program;
+use engine::{Rule, outcome};
+use kernels::engine_select::{Engine, EngineChoice, EngineUsed, SelectError};
+use kernels::gpu::Gpu;
+use proptest::prelude::*;
+
+#[test]
+fn choices_parse() {
+    assert_eq!("auto".parse::<EngineChoice>().unwrap(), EngineChoice::Auto);
+    assert_eq!("cpu".parse::<EngineChoice>().unwrap(), EngineChoice::Cpu);
+    assert_eq!("gpu".parse::<EngineChoice>().unwrap(), EngineChoice::Gpu);
+    assert!(matches!(
+        "cuda".parse::<EngineChoice>(),
+        Err(SelectError::UnknownEngine(_))
+    ));
+}
+
+#[test]
+fn gpu_without_a_device_is_an_error() {
+    // On a GPU machine built with `--features gpu` the device is found instead.
+    if Gpu::detect().is_err() {
+        let error = Engine::new(EngineChoice::Gpu, 0)
+            .err()
+            .expect("engine gpu without a device must fail");
+        assert!(matches!(error, SelectError::Gpu(_)), "{error}");
+        assert!(error.to_string().contains("gpu"), "{error}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_available_engine_agrees(rules in rules(5), profiles in profiles(150), as_of in as_of()) {
+        let refs: Vec<&Rule> = rules.iter().collect();
+        let program = Program::compile(&refs);
+        let columns = ProfileColumns::new(&CATALOGUE, &profiles);
+        let batch = evaluate_batch(&program, &refs, &columns, as_of, 1);
+        // Threshold 0: `auto` takes the GPU whenever there is one.
+        for choice in [EngineChoice::Cpu, EngineChoice::Auto] {
+            let engine = Engine::new(choice, 0).expect("cpu and auto always start");
+            let (codes, used) = engine.evaluate(&program, &refs, &columns, as_of, 2).expect("evaluates");
+            prop_assert_eq!(matches!(used, EngineUsed::Gpu(_)), engine.gpu().is_ok());
+            for (c, profile) in profiles.iter().enumerate() {
+                for (r, rule) in refs.iter().enumerate() {
+                    prop_assert_eq!(codes.code(c, r), batch.code(c, r));
+                    prop_assert_eq!(codes.code(c, r), outcome(rule, profile, as_of).code());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn auto_below_the_threshold_uses_the_cpu(rules in rules(3), profiles in profiles(50), as_of in as_of()) {
+        let refs: Vec<&Rule> = rules.iter().collect();
+        let program = Program::compile(&refs);
+        let columns = ProfileColumns::new(&CATALOGUE, &profiles);
+        let engine = Engine::new(EngineChoice::Auto, usize::MAX).expect("auto always starts");
+        let (_, used) = engine.evaluate(&program, &refs, &columns, as_of, 1).expect("evaluates");
+        prop_assert!(matches!(used, EngineUsed::Cpu));
+    }
+}

@@ -1,0 +1,354 @@
+//! `bench`: the engine's speed, measured. The README's figures come from this binary.
+//!
+//! Scenarios (synthetic corpus over all states, synthetic citizens):
+//! 1. one citizen × all rules, verdict + score (the scalar fast path);
+//! 2. the same with full traces (conditions, gaps, next steps);
+//! 3. many citizens × one changed rule (compiled program, CPU batch);
+//! 4. many citizens × all rules (CPU batch);
+//! 5. with `--features zen`: zen-engine on the same decision for the same citizens, side by side,
+//!    with a byte-for-byte parity check of every outcome.
+
+use anyhow::Result;
+use clap::Parser;
+use engine::batch::evaluate_batch;
+use engine::columns::ProfileColumns;
+use engine::load::parse_rule_json;
+use engine::program::Program;
+use engine::{Catalogue, Date, Profile, Rule, evaluate, outcome};
+use loadtest::citizens::{CitizenSpec, Citizens};
+use loadtest::corpus::scheme_documents;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(about = "Engine benchmarks")]
+struct Args {
+    /// Rules in the synthetic corpus.
+    #[arg(long, default_value_t = 1000)]
+    rules: usize,
+    /// Citizens for the all-rules batch.
+    #[arg(long, default_value_t = 1_000_000)]
+    citizens: usize,
+    /// Citizens for the one-changed-rule batch.
+    #[arg(long, default_value_t = 100_000)]
+    rule_change_citizens: usize,
+    /// Citizens for the one-citizen scenarios (each timed on its own).
+    #[arg(long, default_value_t = 2000)]
+    single_citizens: usize,
+    /// Citizens for the zen-engine comparison.
+    #[arg(long, default_value_t = 200)]
+    zen_citizens: usize,
+    /// Worker threads for batches (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Repetitions of each batch (the minimum and median are reported).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let catalogue = Catalogue::bundled();
+    let as_of = Date::parse("2025-06-01").expect("valid date");
+    println!("# eligibility engine benchmark");
+    println!(
+        "machine: {} core(s), {}; threads for batches: {threads}",
+        core_count(),
+        cpu_model()
+    );
+    let rules: Vec<Rule> = scheme_documents(args.rules, 7)
+        .into_iter()
+        .map(|d| parse_rule_json(&catalogue, d, "synthetic").map_err(|p| anyhow::anyhow!("{p:?}")))
+        .collect::<Result<_>>()?;
+    let refs: Vec<&Rule> = rules.iter().collect();
+    let leaves: usize = rules.iter().map(|r| r.fields_read().len()).sum();
+    println!(
+        "corpus: {} synthetic rules over 36 states + central ({leaves} field reads)",
+        rules.len()
+    );
+    println!();
+    println!("| scenario | figure | goal |");
+    println!("|---|---|---|");
+
+    // 1 and 2: one citizen at a time against every rule.
+    let singles = citizens(&catalogue, args.single_citizens, 0.05, args.rules, 1, 101);
+    let mut fast = Vec::with_capacity(singles.len());
+    let mut checksum = 0u64;
+    for profile in &singles {
+        let start = Instant::now();
+        for rule in &refs {
+            checksum += u64::from(outcome(rule, profile, as_of).score);
+        }
+        fast.push(start.elapsed());
+    }
+    row(
+        &format!(
+            "1 citizen × {} rules, verdict + score (scalar)",
+            rules.len()
+        ),
+        &percentiles(&mut fast),
+        "≤ 50 µs",
+    );
+    let mut traced = Vec::with_capacity(singles.len());
+    for profile in &singles {
+        let start = Instant::now();
+        let evaluations: Vec<_> = refs
+            .iter()
+            .filter_map(|r| evaluate(&catalogue, r, profile, as_of).ok())
+            .collect();
+        checksum += evaluations.iter().map(|e| e.gaps.len() as u64).sum::<u64>();
+        traced.push(start.elapsed());
+    }
+    row(
+        &format!("1 citizen × {} rules, full traces and gaps", rules.len()),
+        &percentiles(&mut traced),
+        "≤ 1 ms",
+    );
+
+    // 3: one changed rule over many citizens.
+    let many = citizens(
+        &catalogue,
+        args.rule_change_citizens,
+        0.05,
+        args.rules,
+        threads,
+        202,
+    );
+    let (columns, build) = timed(|| ProfileColumns::new(&catalogue, &many));
+    let one = [refs[1]];
+    let program = Program::compile(&one);
+    let times = repeat(args.repeat, || {
+        let outcomes = evaluate_batch(&program, &one, &columns, as_of, threads);
+        checksum += u64::from(outcomes.code(0, 0));
+    });
+    row(
+        &format!(
+            "{} citizens × 1 changed rule (CPU batch, {threads} threads)",
+            many.len()
+        ),
+        &format!(
+            "{} (min {}; columns built once in {})",
+            ms(median(&times)),
+            ms(min(&times)),
+            ms(build)
+        ),
+        "≤ 50 ms",
+    );
+    drop((columns, many));
+
+    // 4: every citizen against every rule.
+    let all = citizens(&catalogue, args.citizens, 0.05, args.rules, threads, 303);
+    let (columns, build) = timed(|| ProfileColumns::new(&catalogue, &all));
+    let (program, compile) = timed(|| Program::compile(&refs));
+    let tabulated = program.rules.iter().filter(|r| r.table.is_some()).count();
+    let times = repeat(args.repeat, || {
+        let outcomes = evaluate_batch(&program, &refs, &columns, as_of, threads);
+        checksum += u64::from(outcomes.code(all.len() - 1, refs.len() - 1));
+    });
+    let pairs = all.len() as f64 * refs.len() as f64;
+    row(
+        &format!(
+            "{} citizens × {} rules (CPU batch, {threads} threads)",
+            all.len(),
+            refs.len()
+        ),
+        &format!(
+            "{} (min {}; {:.0} M pairs/s; {} conditions after dedup, {tabulated}/{} rules tabulated; compile {}, columns {})",
+            secs(median(&times)),
+            secs(min(&times)),
+            pairs / median(&times).as_secs_f64() / 1e6,
+            program.conditions.len(),
+            refs.len(),
+            ms(compile),
+            secs(build)
+        ),
+        "≤ 2 s",
+    );
+    drop((columns, all));
+
+    zen_comparison(&catalogue, &refs, as_of, args.zen_citizens)?;
+    println!();
+    println!("(checksum {checksum})");
+    Ok(())
+}
+
+#[cfg(feature = "zen")]
+fn zen_comparison(catalogue: &Catalogue, rules: &[&Rule], as_of: Date, count: usize) -> Result<()> {
+    let mut generator = Citizens::new(CitizenSpec {
+        seed: 404,
+        missing_rate: 0.0,
+        schemes: rules.len(),
+    });
+    let docs: Vec<serde_json::Value> = (0..count).map(|_| generator.next_profile()).collect();
+    let profiles: Vec<Profile> = docs
+        .iter()
+        .map(|d| Profile::from_json(catalogue, d, "zen"))
+        .collect::<Result<_, _>>()?;
+    let (zen, build) = timed(|| loadtest::zen::ZenRules::new(rules));
+    let zen = zen?;
+    let mut zen_codes = Vec::with_capacity(count);
+    let (_, zen_time) = timed(|| -> Result<()> {
+        for doc in &docs {
+            zen_codes.push(zen.evaluate(doc)?);
+        }
+        Ok(())
+    });
+    let mut ours = Vec::with_capacity(count);
+    let (_, our_time) = timed(|| {
+        for p in &profiles {
+            ours.push(
+                rules
+                    .iter()
+                    .map(|r| outcome(r, p, as_of).code())
+                    .collect::<Vec<u8>>(),
+            );
+        }
+    });
+    let mismatches: usize = zen_codes
+        .iter()
+        .zip(&ours)
+        .map(|(z, o)| z.iter().zip(o).filter(|(a, b)| a != b).count())
+        .sum();
+    let per = |d: Duration| d / count as u32;
+    row(
+        &format!(
+            "zen-engine {}: 1 citizen × {} rules (same decision, same citizens)",
+            "2.1",
+            rules.len()
+        ),
+        &format!(
+            "{} per citizen (graph built in {})",
+            us(per(zen_time)),
+            ms(build)
+        ),
+        "",
+    );
+    row(
+        &format!("this engine, same {count} citizens (scalar, 1 thread)"),
+        &format!(
+            "{} per citizen: **{:.0}× faster** than zen-engine",
+            us(per(our_time)),
+            zen_time.as_secs_f64() / our_time.as_secs_f64()
+        ),
+        "≥ 5×",
+    );
+    row(
+        "parity: zen-engine outcome codes == this engine's",
+        &format!("{mismatches} mismatches in {} pairs", count * rules.len()),
+        "0",
+    );
+    if mismatches > 0 {
+        anyhow::bail!("zen-engine and this engine disagree on {mismatches} (citizen, rule) pairs");
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "zen"))]
+fn zen_comparison(_: &Catalogue, _: &[&Rule], _: Date, _: usize) -> Result<()> {
+    row(
+        "zen-engine side by side",
+        "skipped: build with `--features zen`",
+        "",
+    );
+    Ok(())
+}
+
+/// Citizens drawn on `threads` threads (each with its own seed), validated into profiles.
+fn citizens(
+    catalogue: &Catalogue,
+    count: usize,
+    missing_rate: f64,
+    schemes: usize,
+    threads: usize,
+    seed: u64,
+) -> Vec<Profile> {
+    let per = count.div_ceil(threads.max(1));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|t| {
+                let n = per.min(count.saturating_sub(t * per));
+                scope.spawn(move || {
+                    let mut generator = Citizens::new(CitizenSpec {
+                        seed: seed + t as u64,
+                        missing_rate,
+                        schemes,
+                    });
+                    (0..n)
+                        .map(|_| {
+                            Profile::from_json(catalogue, &generator.next_profile(), "synthetic")
+                                .expect("generated profiles are valid")
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("generator thread"))
+            .collect()
+    })
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let value = f();
+    (value, start.elapsed())
+}
+
+fn repeat(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    (0..n.max(1)).map(|_| timed(&mut f).1).collect()
+}
+
+fn median(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted[sorted.len() / 2]
+}
+
+fn min(times: &[Duration]) -> Duration {
+    times.iter().copied().min().unwrap_or_default()
+}
+
+fn percentiles(times: &mut [Duration]) -> String {
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    format!(
+        "p50 {} · p99 {} per citizen ({} citizens)",
+        us(at(0.5)),
+        us(at(0.99)),
+        times.len()
+    )
+}
+
+fn row(scenario: &str, figure: &str, goal: &str) {
+    println!("| {scenario} | {figure} | {goal} |");
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+fn core_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
