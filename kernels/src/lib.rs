@@ -10,11 +10,9 @@
 //!   against the scalar and CPU batch evaluators on machines without a GPU.
 //! - [`gpu`]: the launcher (cudarc, NVRTC at run time) behind the cargo feature `gpu`.
 //! - [`engine_select`]: `auto | cpu | gpu`.
-//! - [`synth`]: synthetic citizens and rules for the benchmark (`src/bin/gpu_bench.rs`).
 
 pub mod encode;
 pub mod engine_select;
 pub mod gpu;
 pub mod host;
 pub mod raw;
-pub mod synth;

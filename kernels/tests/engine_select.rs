@@ -1,6 +1,7 @@
 //! Engine selection on any machine: `cpu` and `auto` always evaluate; `gpu` without a device is an
 //! error, never a panic.
 
+#[path = "../../shared/engine/tests/common/strategies.rs"]
 mod common;
 
 use common::{CATALOGUE, as_of, profiles, rules};

@@ -4,6 +4,7 @@
 
 #![cfg(feature = "gpu")]
 
+#[path = "../../shared/engine/tests/common/strategies.rs"]
 mod common;
 
 use common::{CATALOGUE, as_of, profiles, rules};
@@ -51,9 +52,18 @@ proptest! {
 fn gpu_equals_cpu_on_a_million_citizens() {
     let Some(gpu) = GPU.as_ref() else { return };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let rules = kernels::synth::rules(&CATALOGUE, 200, 7);
+    let rules = loadtest::citizens::rules(&CATALOGUE, 200, 7);
     let refs: Vec<&Rule> = rules.iter().collect();
-    let profiles = kernels::synth::profiles(&CATALOGUE, 1_000_000, 11, threads);
+    let profiles = loadtest::citizens::generate(
+        &CATALOGUE,
+        1_000_000,
+        loadtest::citizens::CitizenSpec {
+            seed: 11,
+            missing_rate: 0.05,
+            schemes: 200,
+        },
+        threads,
+    );
     let program = Program::compile(&refs);
     let columns = ProfileColumns::new(&CATALOGUE, &profiles);
     let as_of = Date::from_ymd(2025, 6, 15).expect("a date");

@@ -1,6 +1,7 @@
 //! The kernels' C logic (cuda/eligibility.cu, run on the host by cuda/host_model.c) agrees with
 //! the scalar evaluator and the CPU batch evaluator for every (citizen, rule).
 
+#[path = "../../shared/engine/tests/common/strategies.rs"]
 mod common;
 
 use common::{CATALOGUE, as_of, profiles, rules};

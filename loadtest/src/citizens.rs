@@ -1,5 +1,6 @@
 //! Synthetic citizens with realistic distributions, deterministic for a seed.
 
+use engine::{Catalogue, Profile};
 use rand::Rng;
 use rand::SeedableRng;
 use rand::distr::{Distribution, weighted::WeightedIndex};
@@ -156,4 +157,49 @@ impl Citizens {
         }
         Json::Object(root)
     }
+}
+
+/// `count` validated profiles, drawn on `threads` threads (thread `t` uses seed `spec.seed + t`).
+pub fn generate(
+    catalogue: &Catalogue,
+    count: usize,
+    spec: CitizenSpec,
+    threads: usize,
+) -> Vec<Profile> {
+    let threads = threads.max(1);
+    let per = count.div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let n = per.min(count.saturating_sub(t * per));
+                scope.spawn(move || {
+                    let mut citizens = Citizens::new(CitizenSpec {
+                        seed: spec.seed + t as u64,
+                        ..spec
+                    });
+                    (0..n)
+                        .map(|_| {
+                            Profile::from_json(catalogue, &citizens.next_profile(), "synthetic")
+                                .expect("generated profiles are valid")
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("generator thread"))
+            .collect()
+    })
+}
+
+/// The synthetic corpus loaded through the engine's real loader.
+pub fn rules(catalogue: &Catalogue, count: usize, seed: u64) -> Vec<engine::Rule> {
+    crate::corpus::scheme_documents(count, seed)
+        .into_iter()
+        .map(|d| {
+            engine::load::parse_rule_json(catalogue, d, "synthetic")
+                .expect("generated rules are valid")
+        })
+        .collect()
 }

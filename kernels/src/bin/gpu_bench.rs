@@ -66,9 +66,18 @@ fn main() -> Result<()> {
 
     let catalogue = Catalogue::bundled();
     let start = Instant::now();
-    let rules = kernels::synth::rules(&catalogue, args.rules, args.seed);
+    let rules = loadtest::citizens::rules(&catalogue, args.rules, args.seed);
     let refs: Vec<&Rule> = rules.iter().collect();
-    let profiles = kernels::synth::profiles(&catalogue, args.citizens, args.seed, threads);
+    let profiles = loadtest::citizens::generate(
+        &catalogue,
+        args.citizens,
+        loadtest::citizens::CitizenSpec {
+            seed: args.seed,
+            missing_rate: 0.05,
+            schemes: args.rules,
+        },
+        threads,
+    );
     let program = Program::compile(&refs);
     let columns = ProfileColumns::new(&catalogue, &profiles);
     drop(profiles);

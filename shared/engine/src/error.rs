@@ -51,6 +51,8 @@ impl fmt::Display for ValidationReport {
     }
 }
 
+impl std::error::Error for ValidationReport {}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("field catalogue: {0}")]

@@ -10,7 +10,6 @@ use std::cmp::Ordering;
 use crate::catalogue::Catalogue;
 use crate::date::Date;
 use crate::gaps::{Gap, collect_gaps};
-use crate::hash::sha256_hex;
 use crate::outcome::{Exclusions, Outcome, Truth, Verdict, match_score, verdict};
 use crate::profile::Profile;
 use crate::rule::{Frequency, GroupOp, Leaf, Node, Op, Operand, Rule};
@@ -19,11 +18,16 @@ use crate::value::{FieldValue, Scalar, number_json};
 
 /// A leaf's truth for a field value; an absent value is `Unknown`.
 pub fn leaf_truth(leaf: &Leaf, value: Option<&FieldValue>) -> Truth {
+    test(leaf.op, &leaf.operand, value)
+}
+
+/// An operator applied to a field value (shared by leaves and compiled conditions).
+pub fn test(op: Op, operand: &Operand, value: Option<&FieldValue>) -> Truth {
     let Some(value) = value else {
         return Truth::Unknown;
     };
-    let passes = match (&leaf.operand, value) {
-        (Operand::One(expected), FieldValue::Scalar(actual)) => match leaf.op {
+    let passes = match (operand, value) {
+        (Operand::One(expected), FieldValue::Scalar(actual)) => match op {
             Op::Eq => actual == expected,
             Op::Neq => actual != expected,
             op => actual.compare(expected).is_some_and(|ord| match op {
@@ -35,14 +39,14 @@ pub fn leaf_truth(leaf: &Leaf, value: Option<&FieldValue>) -> Truth {
             }),
         },
         (Operand::Many(options), FieldValue::Scalar(actual)) => {
-            (leaf.op == Op::In) == options.contains(actual)
+            (op == Op::In) == options.contains(actual)
         }
         (Operand::Range(lo, hi), FieldValue::Scalar(actual)) => {
             actual.compare(lo).is_some_and(|o| o != Ordering::Less)
                 && actual.compare(hi).is_some_and(|o| o != Ordering::Greater)
         }
         (Operand::One(Scalar::Str(item)), FieldValue::List(items)) => {
-            (leaf.op == Op::Contains) == items.contains(item)
+            (op == Op::Contains) == items.contains(item)
         }
         // Validation pairs operators with field types; any other pairing cannot be loaded.
         _ => false,
@@ -65,19 +69,21 @@ fn tree_outcome(node: &Node, truth: &impl Fn(&Leaf) -> Truth) -> (Truth, u64) {
             (t, u64::from(t.passes()))
         }
         Node::Group(group) => {
-            let scaled = |child: &Node| {
+            let scaled = |(child, scale): (&Node, &u64)| {
                 let (t, num) = tree_outcome(child, truth);
-                (t, num * (group.children_lcm / child.denominator()))
+                (t, num * scale)
             };
             match group.op {
                 GroupOp::And => group
                     .children
                     .iter()
+                    .zip(&group.scales)
                     .map(scaled)
                     .fold((Truth::True, 0), |(t, n), (ct, cn)| (t.and(ct), n + cn)),
                 GroupOp::Or => group
                     .children
                     .iter()
+                    .zip(&group.scales)
                     .map(scaled)
                     .fold((Truth::False, 0), |(t, n), (ct, cn)| (t.or(ct), n.max(cn))),
                 GroupOp::Not => {
@@ -187,7 +193,7 @@ pub struct ConditionTrace<'a> {
     pub operator: &'static str,
     pub expected: &'a Json,
     /// `null` when the profile does not have the field.
-    pub actual: Json,
+    pub actual: Option<&'a FieldValue>,
     pub result: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom: Option<Json>,
@@ -287,7 +293,7 @@ pub fn evaluate<'a>(
         .exclusions
         .iter()
         .zip(&exclusions_checked)
-        .filter(|(_, t)| !t.result && !t.actual.is_null())
+        .filter(|(_, t)| !t.result && t.actual.is_some())
         .map(|(leaf, _)| ExclusionRef {
             path: &leaf.path,
             field: &leaf.field_name,
@@ -332,7 +338,15 @@ pub fn evaluate<'a>(
 
 /// A UUID-shaped id from the hashes that determine the evaluation.
 pub fn evaluation_id(rule_hash: &str, input_hash: &str, as_of: Date) -> String {
-    let h = sha256_hex(format!("{rule_hash}:{input_hash}:{as_of}").as_bytes());
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(rule_hash)
+        .chain_update(b":")
+        .chain_update(input_hash)
+        .chain_update(b":")
+        .chain_update(as_of.to_string())
+        .finalize();
+    let h = crate::hash::hex(&digest[..16]);
     format!(
         "{}-{}-{}-{}-{}",
         &h[0..8],
@@ -343,14 +357,14 @@ pub fn evaluation_id(rule_hash: &str, input_hash: &str, as_of: Date) -> String {
     )
 }
 
-fn trace<'a>(leaf: &'a Leaf, profile: &Profile) -> ConditionTrace<'a> {
+fn trace<'a>(leaf: &'a Leaf, profile: &'a Profile) -> ConditionTrace<'a> {
     let value = profile.get(leaf.field);
     ConditionTrace {
         path: &leaf.path,
         field: &leaf.field_name,
         operator: leaf.op.name(),
         expected: &leaf.expected,
-        actual: value.map_or(Json::Null, FieldValue::to_json),
+        actual: value,
         result: leaf_truth(leaf, value).passes(),
         headroom: value
             .and_then(FieldValue::scalar)
@@ -424,7 +438,7 @@ fn next_steps(rule: &Rule, verdict: Verdict, gaps: &[Gap<'_>], needed: &[&str]) 
             // Only the questions whose answers could still change the verdict.
             steps.extend(
                 gaps.iter()
-                    .filter(|g| g.actual.is_null() && needed.contains(&g.field))
+                    .filter(|g| g.actual.is_none() && needed.contains(&g.field))
                     .map(|g| g.gap_description.clone()),
             );
         }

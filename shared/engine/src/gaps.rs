@@ -32,7 +32,7 @@ pub struct Gap<'a> {
     pub field: &'a str,
     pub operator: &'static str,
     pub required: &'a Json,
-    pub actual: Json,
+    pub actual: Option<&'a FieldValue>,
     /// Numeric distance to the threshold, where the comparison is numeric.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gap: Option<Json>,
@@ -52,7 +52,7 @@ pub struct Gap<'a> {
 pub fn collect_gaps<'a>(
     catalogue: &Catalogue,
     rule: &'a Rule,
-    profile: &Profile,
+    profile: &'a Profile,
     as_of: Date,
 ) -> Vec<Gap<'a>> {
     let mut gaps = Vec::new();
@@ -99,7 +99,7 @@ fn walk<'a>(
 fn describe<'a>(
     catalogue: &Catalogue,
     leaf: &'a Leaf,
-    profile: &Profile,
+    profile: &'a Profile,
     as_of: Date,
     negated: bool,
     exclusion: bool,
@@ -152,7 +152,7 @@ fn describe<'a>(
         field: &leaf.field_name,
         operator: leaf.op.name(),
         required: &leaf.expected,
-        actual: value.map_or(Json::Null, FieldValue::to_json),
+        actual: value,
         gap: actual_scalar
             .filter(|_| !negated)
             .and_then(|a| distance(leaf, a))

@@ -330,13 +330,23 @@ impl Builder<'_> {
             GroupOp::Or => children_lcm,
             GroupOp::Not => 1,
         };
+        let scales = children
+            .iter()
+            .map(|c| {
+                if op == GroupOp::Not {
+                    1
+                } else {
+                    children_lcm / c.denominator()
+                }
+            })
+            .collect();
         Some(Node::Group(Group {
             op,
             children,
             label: doc.get("label").and_then(Json::as_str).map(str::to_string),
             path: path.to_string(),
             denominator,
-            children_lcm,
+            scales,
         }))
     }
 

@@ -11,8 +11,12 @@
 use std::collections::HashMap;
 
 use crate::catalogue::FieldId;
+use crate::date::Date;
+use crate::eval::test;
 use crate::outcome::{Exclusions, Outcome, Truth, match_score, verdict};
+use crate::profile::Profile;
 use crate::rule::{GroupOp, Node, Op, Operand, Rule};
+use crate::temporal::applicability;
 
 /// A deduplicated leaf condition. Its result for a citizen is one bit: the condition passes
 /// (which implies the field is known).
@@ -142,6 +146,52 @@ impl Program {
         }
         program
     }
+
+    /// One citizen against every compiled rule (in `rules` order, as compiled): each distinct
+    /// condition is tested once, then each rule looks its outcome up. The per-citizen hot path of
+    /// the workers; property tests hold it equal to the scalar evaluator.
+    pub fn evaluate_one(&self, rules: &[&Rule], profile: &Profile, as_of: Date) -> Vec<Outcome> {
+        assert_eq!(
+            self.rules.len(),
+            rules.len(),
+            "the program was compiled from these rules"
+        );
+        let mut bits = vec![0u64; self.conditions.len().div_ceil(64)];
+        for (c, cond) in self.conditions.iter().enumerate() {
+            if test(cond.op, &cond.operand, profile.get(cond.field)).passes() {
+                bits[c / 64] |= 1 << (c % 64);
+            }
+        }
+        let cond = |c: u32| bits[c as usize / 64] >> (c % 64) & 1 == 1;
+        let known = |f: u32| profile.get(f as usize).is_some();
+        rules
+            .iter()
+            .zip(&self.rules)
+            .map(|(rule, compiled)| {
+                if !applicability(rule, as_of).is_applicable() {
+                    return Outcome::NOT_APPLICABLE;
+                }
+                match &compiled.table {
+                    Some(table) => {
+                        let index =
+                            compiled
+                                .inputs
+                                .iter()
+                                .enumerate()
+                                .fold(0usize, |index, (j, input)| {
+                                    let bit = match *input {
+                                        Input::Condition(c) => cond(c),
+                                        Input::Known(f) => known(f),
+                                    };
+                                    index | usize::from(bit) << j
+                                });
+                        Outcome::from_code(table[index])
+                    }
+                    None => compiled.run(cond, known),
+                }
+            })
+            .collect()
+    }
 }
 
 fn emit(
@@ -165,12 +215,7 @@ fn emit(
         }
         Node::Group(group) => {
             let not = group.op == GroupOp::Not;
-            for child in &group.children {
-                let child_scale = if not {
-                    1
-                } else {
-                    group.children_lcm / child.denominator()
-                };
+            for (child, &child_scale) in group.children.iter().zip(&group.scales) {
                 emit(
                     child,
                     child_scale,

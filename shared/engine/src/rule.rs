@@ -113,8 +113,9 @@ pub struct Group {
     pub path: String,
     /// The fixed denominator of this node's score (see `score`): scores are exact fractions.
     pub denominator: u64,
-    /// For AND/OR: the lcm of the children's denominators, the common unit they are added in.
-    pub children_lcm: u64,
+    /// For AND/OR: each child's numerator times its scale is in the group's common unit (the lcm
+    /// of the children's denominators); for NOT: 1.
+    pub scales: Vec<u64>,
 }
 
 impl Node {

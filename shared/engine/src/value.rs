@@ -106,3 +106,22 @@ impl FieldValue {
         }
     }
 }
+
+/// JSON as [`FieldValue::to_json`] writes it, without building a JSON tree (traces borrow values).
+impl serde::Serialize for FieldValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FieldValue::Scalar(Scalar::Int(i)) => serializer.serialize_i64(*i),
+            FieldValue::Scalar(Scalar::Num(n))
+                if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 =>
+            {
+                serializer.serialize_i64(*n as i64)
+            }
+            FieldValue::Scalar(Scalar::Num(n)) => serializer.serialize_f64(*n),
+            FieldValue::Scalar(Scalar::Bool(b)) => serializer.serialize_bool(*b),
+            FieldValue::Scalar(Scalar::Str(s)) => serializer.serialize_str(s),
+            FieldValue::Scalar(Scalar::Date(d)) => serializer.collect_str(d),
+            FieldValue::List(items) => serializer.collect_seq(items),
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! Random rules and profiles over small value domains, as in engine's tests/properties.rs, so that
-//! rules and profiles collide often.
+//! Random rules and profiles over small value domains, so that rules and profiles collide often.
+//! Shared by the engine's property tests and the kernels' parity tests (included by path there).
 
 use engine::load::parse_rule_json;
 use engine::{Catalogue, Date, Profile, Rule};
@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 pub static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(Catalogue::bundled);
 
-fn leaf() -> impl Strategy<Value = Json> {
+pub fn leaf() -> impl Strategy<Value = Json> {
     let age = (
         prop_oneof![
             Just("eq"),
@@ -77,7 +77,7 @@ fn leaf() -> impl Strategy<Value = Json> {
     ]
 }
 
-fn node() -> impl Strategy<Value = Json> {
+pub fn node() -> impl Strategy<Value = Json> {
     leaf().prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             (
@@ -90,7 +90,7 @@ fn node() -> impl Strategy<Value = Json> {
     })
 }
 
-fn rule_doc(n: usize) -> impl Strategy<Value = Json> {
+pub fn rule_doc(n: usize) -> impl Strategy<Value = Json> {
     let root = prop::collection::vec(node(), 1..6)
         .prop_map(|c| json!({"operator": "AND", "conditions": c}));
     let exclusions = prop::collection::vec(leaf(), 0..3);
@@ -130,7 +130,7 @@ pub fn rules(max: usize) -> impl Strategy<Value = Vec<Rule>> {
         })
 }
 
-fn profile_doc() -> impl Strategy<Value = Json> {
+pub fn profile_doc() -> impl Strategy<Value = Json> {
     let maybe = |p: f64| proptest::bool::weighted(p);
     (
         (maybe(0.85), 15i64..80),
