@@ -95,23 +95,21 @@ fn tree_outcome(node: &Node, truth: &impl Fn(&Leaf) -> Truth) -> (Truth, u64) {
     }
 }
 
-fn exclusions(rule: &Rule, profile: &Profile) -> Exclusions {
-    Exclusions::from_truths(
-        rule.exclusions
-            .iter()
-            .map(|l| leaf_truth(l, profile.get(l.field))),
-    )
+/// Verdict and score of an applicable rule for the given leaf truths: the one place spec §3's
+/// decision is made for a rule tree (the scalar path, the traced path and `needed_fields`).
+fn decide(rule: &Rule, truth: &impl Fn(&Leaf) -> Truth) -> Outcome {
+    let (root, numerator) = tree_outcome(&rule.eligibility, truth);
+    let score = match_score(numerator, rule.eligibility.denominator());
+    let exclusions = Exclusions::from_truths(rule.exclusions.iter().map(truth));
+    Outcome {
+        verdict: verdict(root, score, exclusions),
+        score,
+    }
 }
 
-/// The verdict of an applicable rule for the given leaf truths.
-fn verdict_for(rule: &Rule, truth: &impl Fn(&Leaf) -> Truth) -> Verdict {
-    let (root, numerator) = tree_outcome(&rule.eligibility, truth);
-    let exclusions = Exclusions::from_truths(rule.exclusions.iter().map(truth));
-    verdict(
-        root,
-        match_score(numerator, rule.eligibility.denominator()),
-        exclusions,
-    )
+/// Leaf truths from the profile's values.
+fn from_profile(profile: &Profile) -> impl Fn(&Leaf) -> Truth + '_ {
+    |leaf: &Leaf| leaf_truth(leaf, profile.get(leaf.field))
 }
 
 /// More leaves than this on one unknown field are not enumerated: the field is reported as needed.
@@ -146,7 +144,7 @@ fn needed_fields<'a>(rule: &'a Rule, profile: &Profile) -> Vec<&'a str> {
                 .into_iter()
                 .any(|others| {
                     let verdict_with = |mask: usize| {
-                        verdict_for(rule, &|leaf: &Leaf| match own
+                        decide(rule, &|leaf: &Leaf| match own
                             .iter()
                             .position(|l| std::ptr::eq(*l, leaf))
                         {
@@ -154,6 +152,7 @@ fn needed_fields<'a>(rule: &'a Rule, profile: &Profile) -> Vec<&'a str> {
                             None if unknown.contains(&leaf.field) => others,
                             None => leaf_truth(leaf, profile.get(leaf.field)),
                         })
+                        .verdict
                     };
                     let first = verdict_with(0);
                     (1..1usize << own.len()).any(|mask| verdict_with(mask) != first)
@@ -177,12 +176,7 @@ pub fn outcome(rule: &Rule, profile: &Profile, as_of: Date) -> Outcome {
     if !applicability(rule, as_of).is_applicable() {
         return Outcome::NOT_APPLICABLE;
     }
-    let (root, numerator) = node_outcome(&rule.eligibility, profile);
-    let score = match_score(numerator, rule.eligibility.denominator());
-    Outcome {
-        verdict: verdict(root, score, exclusions(rule, profile)),
-        score,
-    }
+    decide(rule, &from_profile(profile))
 }
 
 /// One leaf as evaluated.
@@ -279,10 +273,7 @@ pub fn evaluate<'a>(
     if !applicable.is_applicable() {
         return Err(applicable);
     }
-    let (root, numerator) = node_outcome(&rule.eligibility, profile);
-    let score = match_score(numerator, rule.eligibility.denominator());
-    let exclusion_state = exclusions(rule, profile);
-    let verdict = verdict(root, score, exclusion_state);
+    let Outcome { verdict, score } = decide(rule, &from_profile(profile));
 
     let mut conditions_evaluated = Vec::new();
     rule.eligibility

@@ -238,6 +238,16 @@ fn emit(
 impl CompiledRule {
     /// Runs the postfix program for one citizen, given its condition bits and known-field bits.
     pub fn run(&self, cond: impl Fn(u32) -> bool, known: impl Fn(u32) -> bool) -> Outcome {
+        // A passing condition implies a known field; a failing one is false only when known.
+        let leaf = |c: u32, field: u32| {
+            if cond(c) {
+                Truth::True
+            } else if known(field) {
+                Truth::False
+            } else {
+                Truth::Unknown
+            }
+        };
         let mut stack: Vec<(Truth, u64)> = Vec::with_capacity(self.postfix.len());
         for instr in &self.postfix {
             match *instr {
@@ -246,13 +256,7 @@ impl CompiledRule {
                     field,
                     scale,
                 } => {
-                    let truth = if cond(c) {
-                        Truth::True
-                    } else if known(field) {
-                        Truth::False
-                    } else {
-                        Truth::Unknown
-                    };
+                    let truth = leaf(c, field);
                     stack.push((truth, u64::from(truth.passes()) * scale));
                 }
                 Instr::And { arity, scale } | Instr::Or { arity, scale } => {
@@ -282,15 +286,7 @@ impl CompiledRule {
             }
         }
         let (root, numerator) = stack.pop().expect("a program leaves its root");
-        let exclusions = Exclusions::from_truths(self.exclusions.iter().map(|&(c, f)| {
-            if cond(c) {
-                Truth::True
-            } else if known(f) {
-                Truth::False
-            } else {
-                Truth::Unknown
-            }
-        }));
+        let exclusions = Exclusions::from_truths(self.exclusions.iter().map(|&(c, f)| leaf(c, f)));
         let score = match_score(numerator, self.root_denominator);
         Outcome {
             verdict: verdict(root, score, exclusions),
