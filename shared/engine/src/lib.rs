@@ -12,6 +12,7 @@
 //! - [`deps`]: the field → rules dependency index behind incremental re-evaluation.
 //! - [`conflicts`]: conflict detection by interval and set reasoning (spec §5).
 //! - [`hash`]: SHA-256 over RFC 8785 canonical JSON.
+//! - [`transitions`]: what changed for a (user, scheme): `new_match`, `lost`, `partial_match`.
 
 pub mod batch;
 pub mod catalogue;
@@ -31,6 +32,7 @@ pub mod program;
 pub mod rule;
 pub mod ruleset;
 pub mod temporal;
+pub mod transitions;
 pub mod value;
 
 pub use catalogue::{Catalogue, FieldId, FieldType};

@@ -61,6 +61,17 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    pub fn from_name(name: &str) -> Option<Verdict> {
+        [
+            Verdict::Eligible,
+            Verdict::PartialMatch,
+            Verdict::NotEligible,
+            Verdict::NotApplicable,
+        ]
+        .into_iter()
+        .find(|v| v.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Eligible => "ELIGIBLE",

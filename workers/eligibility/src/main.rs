@@ -4,11 +4,14 @@
 //! - `rules validate | conflicts | hash`: check a rule directory, find conflicts, hash a rule.
 //! - `oracle`: run Oracle-A over a test set or one case.
 //! - `schema profile`: print the profile JSON Schema derived from the field catalogue.
+//! - `evaluator`: the stream worker (see [`evaluator`]); `migrate`, `topics create`: the set-up
+//!   jobs; `schema-registry`: the local registry (development default).
 //!
 //! Exit codes: 0 success, 1 bad input or a failed check (with a message naming the problem),
 //! 2 a usage error.
 
 mod commands;
+mod evaluator;
 mod rules_source;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +40,15 @@ enum Command {
     /// Print a JSON Schema derived from the field catalogue.
     #[command(subcommand)]
     Schema(commands::schema::SchemaCommand),
+    /// Run an evaluator worker (Kafka in; PostgreSQL, Redis and events out).
+    Evaluator(commands::services::EvaluatorArgs),
+    /// Apply the SQL migrations to ELIGIBILITY_DATABASE_URL.
+    Migrate,
+    /// Manage the fleet's topics.
+    #[command(subcommand)]
+    Topics(commands::services::TopicsCommand),
+    /// Serve the local Confluent-compatible schema registry (development default only).
+    SchemaRegistry(commands::services::RegistryArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +58,10 @@ fn main() -> ExitCode {
         Command::Rules(command) => commands::rules::run(command),
         Command::Oracle(args) => commands::oracle::run(args),
         Command::Schema(command) => commands::schema::run(command),
+        Command::Evaluator(args) => commands::services::evaluator(args),
+        Command::Migrate => commands::services::migrate(),
+        Command::Topics(command) => commands::services::topics(command),
+        Command::SchemaRegistry(args) => commands::services::schema_registry(args),
     };
     match result {
         Ok(code) => code,

@@ -4,3 +4,4 @@ pub mod evaluate;
 pub mod oracle;
 pub mod rules;
 pub mod schema;
+pub mod services;

@@ -1,0 +1,132 @@
+//! Transition events (spec §4): what changed for one (user, scheme) between its last known
+//! outcome and the new one.
+
+use serde::Serialize;
+
+use crate::outcome::Verdict;
+
+/// An outcome as remembered between evaluations: verdict, score and the gaps (any comparable
+/// summary of them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Known<G> {
+    pub verdict: Verdict,
+    pub score: u8,
+    pub gaps: G,
+}
+
+/// Why a pass over a (user, scheme) happened: the reason a `lost` event carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    ProfileChanged,
+    RuleChanged,
+    /// The rule is no longer in effect (expired, deadline passed, window closed).
+    RuleExpired,
+    /// The user moved to another state, where the scheme is not offered.
+    StateChanged,
+}
+
+impl Cause {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::ProfileChanged => "profile_changed",
+            Cause::RuleChanged => "rule_changed",
+            Cause::RuleExpired => "rule_expired",
+            Cause::StateChanged => "state_changed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    NewMatch,
+    Lost(Cause),
+    PartialMatch,
+}
+
+/// What a new outcome means against the last known one. `current` is `None` when the scheme no
+/// longer applies to the user (then `cause` says why). Returns whether the outcome changed
+/// (an `eligibility.computed` event) and the transition event, if any.
+pub fn compare<G: PartialEq>(
+    previous: Option<&Known<G>>,
+    current: Option<&Known<G>>,
+    cause: Cause,
+) -> (bool, Option<Transition>) {
+    let changed = previous != current;
+    let was_eligible = previous.is_some_and(|p| p.verdict == Verdict::Eligible);
+    let transition = match current {
+        Some(now) if now.verdict == Verdict::Eligible => {
+            (!was_eligible).then_some(Transition::NewMatch)
+        }
+        _ if was_eligible => Some(Transition::Lost(cause)),
+        Some(now) if now.verdict == Verdict::PartialMatch && changed => {
+            Some(Transition::PartialMatch)
+        }
+        _ => None,
+    };
+    (changed, transition)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known(verdict: Verdict, score: u8, gaps: &str) -> Known<String> {
+        Known {
+            verdict,
+            score,
+            gaps: gaps.to_string(),
+        }
+    }
+
+    #[test]
+    fn transitions_follow_spec_section_4() {
+        use Verdict::*;
+        let eligible = known(Eligible, 100, "");
+        let partial = known(PartialMatch, 66, "age");
+        let partial_closer = known(PartialMatch, 83, "age");
+        let partial_other_gap = known(PartialMatch, 66, "income");
+        let not = known(NotEligible, 20, "age,income");
+        let cause = Cause::ProfileChanged;
+
+        assert_eq!(
+            compare(None, Some(&eligible), cause),
+            (true, Some(Transition::NewMatch))
+        );
+        assert_eq!(
+            compare(Some(&partial), Some(&eligible), cause),
+            (true, Some(Transition::NewMatch))
+        );
+        assert_eq!(
+            compare(Some(&eligible), Some(&eligible), cause),
+            (false, None)
+        );
+        assert_eq!(
+            compare(Some(&eligible), Some(&not), cause),
+            (true, Some(Transition::Lost(cause)))
+        );
+        assert_eq!(
+            compare(Some(&eligible), None, Cause::RuleExpired),
+            (true, Some(Transition::Lost(Cause::RuleExpired)))
+        );
+        assert_eq!(
+            compare(Some(&not), Some(&partial), cause),
+            (true, Some(Transition::PartialMatch))
+        );
+        assert_eq!(
+            compare(Some(&partial), Some(&partial_closer), cause),
+            (true, Some(Transition::PartialMatch))
+        );
+        assert_eq!(
+            compare(Some(&partial), Some(&partial_other_gap), cause),
+            (true, Some(Transition::PartialMatch))
+        );
+        assert_eq!(
+            compare(Some(&partial), Some(&partial), cause),
+            (false, None)
+        );
+        assert_eq!(compare(Some(&partial), Some(&not), cause), (true, None));
+        assert_eq!(compare(Some(&not), None, Cause::RuleExpired), (true, None));
+        assert_eq!(compare::<String>(None, None, cause), (false, None));
+    }
+}

@@ -1,0 +1,161 @@
+//! Avro payloads in the Confluent wire format (magic byte 0, 4-byte schema id, Avro body),
+//! with schemas from `schemas/avro/` registered in the schema registry under the topic-name
+//! strategy (`<topic>-value`), so that any stock client can read them.
+
+use std::collections::HashMap;
+
+use schema_registry_converter::async_impl::avro::{AvroDecoder, AvroEncoder};
+use schema_registry_converter::async_impl::schema_registry::SrSettings;
+use schema_registry_converter::schema_registry_common::{
+    SchemaType, SubjectNameStrategy, SuppliedSchema,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use thiserror::Error;
+
+use crate::topics::*;
+
+/// Why an input record could not be decoded: the DLQ reasons of docs/metrics.md.
+#[derive(Debug, Error)]
+pub enum DecodeError {
+    #[error("not Confluent-framed Avro: {0}")]
+    NotAvro(String),
+    #[error("schema id {id} is not in the registry: {reason}")]
+    SchemaUnknown { id: u32, reason: String },
+    #[error("the schema registry could not be reached: {0}")]
+    RegistryUnavailable(String),
+    #[error("the Avro body does not match schema id {id}: {reason}")]
+    BadBody { id: u32, reason: String },
+}
+
+impl DecodeError {
+    /// The `reason` label of `eligibility_dlq_messages_total`, or None for a transient failure
+    /// that must be retried rather than dead-lettered.
+    pub fn dlq_reason(&self) -> Option<&'static str> {
+        match self {
+            DecodeError::NotAvro(_) | DecodeError::BadBody { .. } => Some("decode_failed"),
+            DecodeError::SchemaUnknown { .. } => Some("schema_unknown"),
+            DecodeError::RegistryUnavailable(_) => None,
+        }
+    }
+}
+
+/// The schema of each topic's values.
+pub fn schema_for(topic: &str) -> Option<&'static str> {
+    let text = match topic {
+        USER_METADATA_UPDATED | PROFILE_ASSEMBLED => {
+            include_str!("../../../schemas/avro/profile_update.avsc")
+        }
+        POLICY_RULES_UPDATED => include_str!("../../../schemas/avro/rules_update.avsc"),
+        SCHEME_DEADLINE_APPROACHING => {
+            include_str!("../../../schemas/avro/deadline_approaching.avsc")
+        }
+        ELIGIBILITY_COMPUTED => include_str!("../../../schemas/avro/eligibility_computed.avsc"),
+        ELIGIBILITY_BATCH_COMPUTED => {
+            include_str!("../../../schemas/avro/eligibility_batch_computed.avsc")
+        }
+        ELIGIBILITY_NEW_MATCH => include_str!("../../../schemas/avro/eligibility_new_match.avsc"),
+        ELIGIBILITY_LOST => include_str!("../../../schemas/avro/eligibility_lost.avsc"),
+        ELIGIBILITY_PARTIAL_MATCH => {
+            include_str!("../../../schemas/avro/eligibility_partial_match.avsc")
+        }
+        ELIGIBILITY_EXPLAINED => include_str!("../../../schemas/avro/eligibility_explained.avsc"),
+        RULE_CONFLICT_DETECTED => {
+            include_str!("../../../schemas/avro/rule_conflict_detected.avsc")
+        }
+        t if t.ends_with(".dlq") => include_str!("../../../schemas/avro/dead_letter.avsc"),
+        _ => return None,
+    };
+    Some(text)
+}
+
+/// Encodes and decodes payloads through the registry; schema ids are cached after first use.
+pub struct Codec {
+    encoder: AvroEncoder,
+    decoder: AvroDecoder,
+    strategies: HashMap<String, SubjectNameStrategy>,
+}
+
+impl Codec {
+    /// A codec for the payloads of `topics` (each must have a schema in `schemas/avro/`).
+    pub fn new(registry_url: &str, topics: &[String]) -> Codec {
+        let strategies = topics
+            .iter()
+            .map(|topic| {
+                let schema =
+                    schema_for(topic).unwrap_or_else(|| panic!("no Avro schema for topic {topic}"));
+                let strategy = SubjectNameStrategy::TopicNameStrategyWithSchema(
+                    topic.clone(),
+                    false,
+                    SuppliedSchema::new(None, SchemaType::Avro, schema.to_string()),
+                );
+                (topic.clone(), strategy)
+            })
+            .collect();
+        Codec {
+            encoder: AvroEncoder::new(SrSettings::new(registry_url.to_string())),
+            decoder: AvroDecoder::new(SrSettings::new(registry_url.to_string())),
+            strategies,
+        }
+    }
+
+    fn strategy(&self, topic: &str) -> anyhow::Result<&SubjectNameStrategy> {
+        self.strategies
+            .get(topic)
+            .ok_or_else(|| anyhow::anyhow!("this codec was not built for topic {topic}"))
+    }
+
+    /// Registers every schema (so that a registry outage shows at start-up).
+    pub async fn register_all(&self) -> anyhow::Result<()> {
+        for (topic, strategy) in &self.strategies {
+            let subject = strategy.get_subject()?;
+            self.encoder
+                .get_schema_and_id(&subject, strategy.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("registering the schema of {topic}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    pub async fn encode(&self, topic: &str, item: &impl Serialize) -> anyhow::Result<Vec<u8>> {
+        let strategy = self.strategy(topic)?;
+        self.encoder
+            .encode_struct(item, strategy)
+            .await
+            .map_err(|e| anyhow::anyhow!("encoding a {topic} record: {e}"))
+    }
+
+    pub async fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, DecodeError> {
+        if bytes.len() < 5 || bytes[0] != 0 {
+            return Err(DecodeError::NotAvro(format!(
+                "{} bytes, first byte {:?} (expected magic byte 0 and a 4-byte schema id)",
+                bytes.len(),
+                bytes.first()
+            )));
+        }
+        let id = u32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]);
+        if let Err(e) = self.decoder.get_schema(id).await {
+            self.decoder.remove_errors_from_cache();
+            return Err(if e.retriable {
+                DecodeError::RegistryUnavailable(e.to_string())
+            } else {
+                DecodeError::SchemaUnknown {
+                    id,
+                    reason: e.to_string(),
+                }
+            });
+        }
+        let decoded = self
+            .decoder
+            .decode(Some(bytes))
+            .await
+            .map_err(|e| DecodeError::BadBody {
+                id,
+                reason: e.to_string(),
+            })?;
+        apache_avro::from_value(&decoded.value).map_err(|e| DecodeError::BadBody {
+            id,
+            reason: e.to_string(),
+        })
+    }
+}

@@ -1,0 +1,142 @@
+//! `/metrics`, `/healthz` and `/readyz` (docs/configuration.md).
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use metrics_exporter_prometheus::PrometheusHandle;
+
+/// What readiness depends on. The worker's loops update it; the probes read it.
+pub struct Health {
+    started: Instant,
+    state: Mutex<HealthState>,
+}
+
+#[derive(Default)]
+struct HealthState {
+    not_ready: Option<String>,
+    last_heartbeat: Option<Instant>,
+    dependencies_seen: Option<Instant>,
+}
+
+/// A main loop that has not beaten for this long is wedged.
+const WEDGED_AFTER: Duration = Duration::from_secs(120);
+/// Readiness needs PostgreSQL and the brokers to have answered this recently.
+const DEPENDENCIES_FRESH: Duration = Duration::from_secs(30);
+
+impl Health {
+    pub fn new() -> Arc<Health> {
+        Arc::new(Health {
+            started: Instant::now(),
+            state: Mutex::new(HealthState {
+                not_ready: Some("starting".into()),
+                ..HealthState::default()
+            }),
+        })
+    }
+
+    /// The main loop is alive.
+    pub fn heartbeat(&self) {
+        self.state.lock().expect("not poisoned").last_heartbeat = Some(Instant::now());
+    }
+
+    /// PostgreSQL and the brokers just answered.
+    pub fn dependencies_answered(&self) {
+        let now = Instant::now();
+        let mut state = self.state.lock().expect("not poisoned");
+        state.dependencies_seen = Some(now);
+        state.last_heartbeat = Some(now);
+    }
+
+    pub fn set_ready(&self) {
+        self.state.lock().expect("not poisoned").not_ready = None;
+    }
+
+    pub fn set_not_ready(&self, reason: impl Into<String>) {
+        self.state.lock().expect("not poisoned").not_ready = Some(reason.into());
+    }
+
+    fn live(&self) -> Result<(), String> {
+        let state = self.state.lock().expect("not poisoned");
+        let last = state.last_heartbeat.unwrap_or(self.started);
+        if last.elapsed() > WEDGED_AFTER {
+            return Err(format!(
+                "main loop silent for {}s",
+                last.elapsed().as_secs()
+            ));
+        }
+        Ok(())
+    }
+
+    fn ready(&self) -> Result<(), String> {
+        let state = self.state.lock().expect("not poisoned");
+        if let Some(reason) = &state.not_ready {
+            return Err(reason.clone());
+        }
+        match state.dependencies_seen {
+            Some(seen) if seen.elapsed() <= DEPENDENCIES_FRESH => Ok(()),
+            Some(seen) => Err(format!(
+                "PostgreSQL or the brokers last answered {}s ago",
+                seen.elapsed().as_secs()
+            )),
+            None => Err("PostgreSQL and the brokers have not answered yet".into()),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    health: Arc<Health>,
+    metrics: PrometheusHandle,
+}
+
+/// Serves the three endpoints on `addr` until `shutdown` resolves. Returns the bound address
+/// (useful with port 0).
+pub async fn serve(
+    addr: SocketAddr,
+    health: Arc<Health>,
+    metrics: PrometheusHandle,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<SocketAddr> {
+    let app = Router::new()
+        .route("/metrics", get(render_metrics))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .with_state(AppState { health, metrics });
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("ELIGIBILITY_HTTP_ADDR {addr}: {e}"))?;
+    let bound = listener.local_addr()?;
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
+            tracing::error!(error = %e, "HTTP server stopped");
+        }
+    });
+    Ok(bound)
+}
+
+async fn render_metrics(State(state): State<AppState>) -> String {
+    state.metrics.run_upkeep();
+    state.metrics.render()
+}
+
+async fn healthz(State(state): State<AppState>) -> (StatusCode, String) {
+    match state.health.live() {
+        Ok(()) => (StatusCode::OK, "ok\n".into()),
+        Err(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
+    }
+}
+
+async fn readyz(State(state): State<AppState>) -> (StatusCode, String) {
+    match state.health.ready() {
+        Ok(()) => (StatusCode::OK, "ready\n".into()),
+        Err(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
+    }
+}

@@ -1,0 +1,232 @@
+//! Kafka clients: the common client configuration (brokers, security), the idempotent producer,
+//! the consumer (manual offsets: PostgreSQL holds the truth) and topic creation.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{ConsumerContext, Rebalance, StreamConsumer};
+use rdkafka::producer::FutureProducer;
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::{ClientContext, TopicPartitionList};
+
+use crate::config::KafkaConfig;
+use crate::topics::partition_map;
+
+/// Brokers and security, shared by every client.
+pub fn client_config(kafka: &KafkaConfig) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", &kafka.brokers)
+        .set("security.protocol", kafka.security.protocol);
+    if let Some(mechanism) = &kafka.security.sasl_mechanism {
+        config.set("sasl.mechanism", mechanism);
+    }
+    if let Some(username) = &kafka.security.sasl_username {
+        config.set("sasl.username", username);
+    }
+    if let Some(password) = &kafka.security.sasl_password {
+        config.set("sasl.password", password);
+    }
+    if let Some(ca) = &kafka.security.ssl_ca_location {
+        config.set("ssl.ca.location", ca);
+    }
+    config
+}
+
+/// An idempotent producer: a retried send is written once, in order.
+pub fn producer(kafka: &KafkaConfig) -> Result<FutureProducer, rdkafka::error::KafkaError> {
+    client_config(kafka)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "2")
+        .set("message.timeout.ms", "30000")
+        .create()
+}
+
+/// What the consumer's group currently assigns to this process. The main loop reads it to
+/// refresh its stored offsets and lag gauges after a rebalance.
+#[derive(Default)]
+pub struct Assignment {
+    pub generation: u64,
+    pub partitions: Vec<(String, i32)>,
+}
+
+/// Records rebalances so the worker can reload rules and offsets.
+#[derive(Default, Clone)]
+pub struct RebalanceTracker {
+    pub assignment: Arc<Mutex<Assignment>>,
+}
+
+impl ClientContext for RebalanceTracker {}
+
+impl ConsumerContext for RebalanceTracker {
+    fn post_rebalance(
+        &self,
+        _consumer: &rdkafka::consumer::BaseConsumer<Self>,
+        rebalance: &Rebalance<'_>,
+    ) {
+        let mut assignment = self.assignment.lock().expect("not poisoned");
+        match rebalance {
+            Rebalance::Assign(list) => {
+                assignment.partitions = list
+                    .elements()
+                    .iter()
+                    .map(|e| (e.topic().to_string(), e.partition()))
+                    .collect();
+            }
+            Rebalance::Revoke(_) => assignment.partitions.clear(),
+            Rebalance::Error(e) => tracing::warn!(error = %e, "rebalance error"),
+        }
+        assignment.generation += 1;
+        tracing::info!(partitions = ?assignment.partitions, "partitions assigned");
+    }
+}
+
+pub type Consumer = StreamConsumer<RebalanceTracker>;
+
+/// A consumer in `group` that never auto-commits: offsets are committed to PostgreSQL with each
+/// micro-batch (and to Kafka afterwards, for lag tooling such as KEDA).
+pub fn consumer(
+    kafka: &KafkaConfig,
+    group: &str,
+    topics: &[&str],
+) -> Result<(Consumer, RebalanceTracker), rdkafka::error::KafkaError> {
+    use rdkafka::consumer::Consumer as _;
+    let tracker = RebalanceTracker::default();
+    let consumer: Consumer = client_config(kafka)
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("session.timeout.ms", "10000")
+        .set("partition.assignment.strategy", "range")
+        .create_with_context(tracker.clone())?;
+    consumer.subscribe(topics)?;
+    Ok((consumer, tracker))
+}
+
+/// A consumer outside any group, reading explicitly assigned partitions (replay).
+pub fn assigned_consumer(
+    kafka: &KafkaConfig,
+    list: &TopicPartitionList,
+) -> Result<StreamConsumer, rdkafka::error::KafkaError> {
+    use rdkafka::consumer::Consumer as _;
+    let consumer: StreamConsumer = client_config(kafka)
+        .set("group.id", "eligibility-replay")
+        .set("enable.auto.commit", "false")
+        .create()?;
+    consumer.assign(list)?;
+    Ok(consumer)
+}
+
+/// Creates every topic of the partition map that does not exist yet. An existing topic with
+/// fewer partitions than the map says is an error: keys map to states by partition, so it is
+/// never silently repartitioned.
+pub async fn create_topics(kafka: &KafkaConfig, replication: i32) -> anyhow::Result<Vec<String>> {
+    let admin: AdminClient<DefaultClientContext> = client_config(kafka).create()?;
+    let wanted = partition_map().all_topics();
+    let metadata = admin
+        .inner()
+        .fetch_metadata(None, Duration::from_secs(10))?;
+    let mut created = Vec::new();
+    let mut problems = Vec::new();
+    let mut to_create = Vec::new();
+    for (name, partitions) in &wanted {
+        match metadata.topics().iter().find(|t| t.name() == name) {
+            Some(existing) if !existing.partitions().is_empty() => {
+                if (existing.partitions().len() as i32) < *partitions {
+                    problems.push(format!(
+                        "{name} has {} partitions, the partition map needs {partitions}",
+                        existing.partitions().len()
+                    ));
+                }
+            }
+            _ => to_create.push((name.as_str(), *partitions)),
+        }
+    }
+    let new_topics: Vec<NewTopic> = to_create
+        .iter()
+        .map(|(name, partitions)| {
+            NewTopic::new(name, *partitions, TopicReplication::Fixed(replication))
+        })
+        .collect();
+    if !new_topics.is_empty() {
+        let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+        for result in admin.create_topics(&new_topics, &options).await? {
+            match result {
+                Ok(name) => created.push(name),
+                Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+                Err((name, code)) => problems.push(format!("{name}: {code}")),
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(created)
+    } else {
+        anyhow::bail!(
+            "topics not as the partition map needs: {}",
+            problems.join("; ")
+        )
+    }
+}
+
+/// A record ready to send.
+pub struct Outgoing {
+    pub topic: String,
+    pub key: Vec<u8>,
+    pub payload: Vec<u8>,
+    /// `idempotency_key` and, for dead letters, the reason: readable without decoding.
+    pub headers: Vec<(&'static str, String)>,
+}
+
+/// Sends every record and waits for every acknowledgement. Records of one key keep their
+/// order (idempotent producer). Counts `eligibility_events_produced_total` per topic.
+pub async fn send_all(
+    producer: &FutureProducer,
+    records: &[Outgoing],
+) -> Result<(), rdkafka::error::KafkaError> {
+    use rdkafka::message::{Header, OwnedHeaders};
+    use rdkafka::producer::FutureRecord;
+    let mut pending = Vec::with_capacity(records.len());
+    for record in records {
+        let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
+        for (name, value) in &record.headers {
+            headers = headers.insert(Header {
+                key: name,
+                value: Some(value.as_bytes()),
+            });
+        }
+        let future = producer.send_result(
+            FutureRecord::to(&record.topic)
+                .key(&record.key)
+                .payload(&record.payload)
+                .headers(headers),
+        );
+        match future {
+            Ok(delivery) => pending.push((record.topic.as_str(), delivery)),
+            Err((e, _)) => return Err(e),
+        }
+    }
+    let mut first_error = None;
+    for (topic, delivery) in pending {
+        match delivery.await {
+            Ok(Ok(_)) => {
+                metrics::counter!(crate::metrics::EVENTS_PRODUCED, "topic" => topic.to_string())
+                    .increment(1)
+            }
+            Ok(Err((e, _))) => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {
+                first_error.get_or_insert(rdkafka::error::KafkaError::Canceled);
+            }
+        }
+    }
+    match first_error {
+        None => Ok(()),
+        Some(e) => Err(e),
+    }
+}

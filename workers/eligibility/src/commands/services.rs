@@ -1,0 +1,129 @@
+//! The fleet's subcommands: `evaluator`, `migrate`, `topics create` and the local
+//! `schema-registry`. Configuration comes from `ELIGIBILITY_*` (docs/configuration.md).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args as ClapArgs, Subcommand};
+use fleet::config::{Config, KafkaConfig, Vars};
+
+use crate::evaluator;
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+fn warn_unknown(vars: &Vars) {
+    for name in vars.unknown() {
+        tracing::warn!(variable = name, "unknown ELIGIBILITY_ variable (a typo?)");
+    }
+}
+
+#[derive(ClapArgs)]
+pub struct EvaluatorArgs {
+    /// Most records in one micro-batch.
+    #[arg(long, default_value_t = 500)]
+    pub max_batch: usize,
+    /// Longest wait, in milliseconds, to fill a micro-batch.
+    #[arg(long, default_value_t = 10)]
+    pub max_wait_ms: u64,
+}
+
+pub fn evaluator(args: EvaluatorArgs) -> Result<ExitCode> {
+    let vars = Vars::from_env();
+    let config = Config::from_vars(&vars)?;
+    fleet::init_tracing(&config.log);
+    warn_unknown(&vars);
+    if config.engine == fleet::config::EngineChoice::Gpu {
+        anyhow::bail!(
+            "ELIGIBILITY_ENGINE=gpu: the evaluator re-evaluates with full traces on the CPU; \
+             GPU batches run through `gpu_bench`/kernels only (see README, GPU section)"
+        );
+    }
+    let bounds = evaluator::BatchBounds {
+        max_records: args.max_batch.max(1),
+        max_wait: std::time::Duration::from_millis(args.max_wait_ms),
+    };
+    runtime()?.block_on(async {
+        let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();
+        evaluator::run(config, shutdown, bounds).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn migrate() -> Result<ExitCode> {
+    let url = std::env::var("ELIGIBILITY_DATABASE_URL")
+        .context("ELIGIBILITY_DATABASE_URL is required but not set")?;
+    fleet::init_tracing("info");
+    runtime()?.block_on(async {
+        let pool = fleet::postgres::pool(&url, 1)?;
+        let applied = fleet::postgres::migrate(&pool).await?;
+        println!(
+            "schema current ({} migrations; applied now: {})",
+            fleet::postgres::MIGRATIONS.len(),
+            if applied.is_empty() {
+                "none".to_string()
+            } else {
+                applied.join(", ")
+            }
+        );
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Subcommand)]
+pub enum TopicsCommand {
+    /// Create every topic of the partition map that is missing (idempotent).
+    Create {
+        #[arg(long, default_value_t = 3)]
+        replication_factor: i32,
+    },
+}
+
+pub fn topics(command: TopicsCommand) -> Result<ExitCode> {
+    let TopicsCommand::Create { replication_factor } = command;
+    let kafka = KafkaConfig::from_vars(&Vars::from_env())?;
+    runtime()?.block_on(async {
+        let created = fleet::kafka::create_topics(&kafka, replication_factor).await?;
+        let all = fleet::topics::partition_map().all_topics();
+        println!(
+            "{} topics present ({} created now{}{})",
+            all.len(),
+            created.len(),
+            if created.is_empty() { "" } else { ": " },
+            created.join(", ")
+        );
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(ClapArgs)]
+pub struct RegistryArgs {
+    /// Listen address.
+    #[arg(long, default_value = "127.0.0.1:8081")]
+    pub listen: SocketAddr,
+    /// PostgreSQL URL where schemas are kept (default: ELIGIBILITY_DATABASE_URL).
+    #[arg(long)]
+    pub database_url: Option<String>,
+}
+
+/// The project's own Confluent-compatible registry: the local development default only.
+pub fn schema_registry(args: RegistryArgs) -> Result<ExitCode> {
+    let url = match args.database_url {
+        Some(url) => url,
+        None => std::env::var("ELIGIBILITY_DATABASE_URL")
+            .context("--database-url or ELIGIBILITY_DATABASE_URL is required")?,
+    };
+    fleet::init_tracing("info");
+    runtime()?.block_on(async {
+        let pool = fleet::postgres::pool(&url, 4)?;
+        fleet::postgres::migrate(&pool).await?;
+        fleet::registry::serve(args.listen, pool).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,349 @@
+//! One micro-batch end to end: skip what PostgreSQL says is done, decode and validate (bad
+//! records become dead letters), run each user's pass, publish, commit, cache.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use engine::{Date, Profile, Verdict};
+use fleet::avro::{Codec, DecodeError};
+use fleet::events::ProfileUpdate;
+use fleet::kafka::Outgoing;
+use fleet::metrics as m;
+use fleet::retry::with_retries;
+use fleet::topics::*;
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+
+use super::Pipeline;
+use super::input::{Record, Rejected};
+use super::pass::{self, AuditRow, OutEvent, Trigger, UserState};
+use super::store::{self, BatchWrite};
+
+/// A failure of one step, labelled with the `kind` of `eligibility_errors_total`.
+#[derive(Debug)]
+pub struct StepError {
+    pub kind: &'static str,
+    pub error: anyhow::Error,
+}
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {:#}", self.kind, self.error)
+    }
+}
+
+pub fn step<T, E: Into<anyhow::Error>>(
+    kind: &'static str,
+    r: Result<T, E>,
+) -> Result<T, StepError> {
+    r.map_err(|e| StepError {
+        kind,
+        error: e.into(),
+    })
+}
+
+/// Processes `records`; returns the next offsets now committed in PostgreSQL.
+pub async fn process(
+    pipeline: &mut Pipeline,
+    records: Vec<Record>,
+) -> anyhow::Result<HashMap<(String, i32), i64>> {
+    let done = pipeline.offsets.lock().expect("not poisoned").clone();
+    let fresh: Vec<Record> = records
+        .into_iter()
+        .filter(|r| {
+            done.get(&(r.topic.clone(), r.partition))
+                .is_none_or(|&next| r.offset >= next)
+        })
+        .collect();
+    let mut committed = HashMap::new();
+    let (profiles, others): (Vec<Record>, Vec<Record>) = fresh
+        .into_iter()
+        .partition(|r| r.topic == USER_METADATA_UPDATED || r.topic == PROFILE_ASSEMBLED);
+    if !profiles.is_empty() {
+        committed.extend(process_profiles(pipeline, profiles).await?);
+    }
+    for record in others {
+        pipeline.refresh_rules().await?;
+        committed.extend(super::rule_change::process(pipeline, record).await?);
+    }
+    pipeline
+        .offsets
+        .lock()
+        .expect("not poisoned")
+        .extend(committed.clone());
+    Ok(committed)
+}
+
+/// Decodes one payload; a registry outage is retried, anything else is the record's fault.
+pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Result<T, Rejected> {
+    let Some(payload) = &record.payload else {
+        return Err(Rejected {
+            record: record.clone(),
+            code: "decode_failed",
+            reason: "the record has no value".into(),
+        });
+    };
+    let outcome = with_retries("schema_registry", || async {
+        match codec.decode::<T>(payload).await {
+            Err(e) if e.dlq_reason().is_none() => Err(e),
+            other => Ok(other),
+        }
+    })
+    .await;
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(Rejected {
+            record: record.clone(),
+            code: e.dlq_reason().unwrap_or("decode_failed"),
+            reason: e.to_string(),
+        }),
+        Err(e @ DecodeError::RegistryUnavailable(_)) | Err(e) => Err(Rejected {
+            record: record.clone(),
+            code: "retries_exhausted",
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// A validated profile update.
+struct Work {
+    record: Record,
+    user_id: String,
+    profile: Profile,
+    json: Json,
+    as_of: Date,
+}
+
+fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Result<Work, Rejected> {
+    let reject = |reason: String| Rejected {
+        record: record.clone(),
+        code: "validation_failed",
+        reason,
+    };
+    let json: Json = serde_json::from_str(&update.profile)
+        .map_err(|e| reject(format!("profile: not JSON: {e}")))?;
+    let profile = Profile::from_json(&pipeline.book.catalogue, &json, &record.source())
+        .map_err(|report| reject(format!("profile: {report}")))?;
+    if profile.user_id.as_deref() != Some(update.user_id.as_str()) {
+        return Err(reject(format!(
+            "user_id: the event says {:?} but the profile says {:?}",
+            update.user_id, profile.user_id
+        )));
+    }
+    let as_of = record.as_of(update.as_of.as_deref()).map_err(reject)?;
+    Ok(Work {
+        record: record.clone(),
+        user_id: update.user_id,
+        profile,
+        json,
+        as_of,
+    })
+}
+
+async fn process_profiles(
+    pipeline: &Pipeline,
+    records: Vec<Record>,
+) -> anyhow::Result<HashMap<(String, i32), i64>> {
+    let mut next: HashMap<(String, i32), i64> = HashMap::new();
+    let mut work = Vec::new();
+    let mut rejected = Vec::new();
+    for record in &records {
+        let slot = next
+            .entry((record.topic.clone(), record.partition))
+            .or_default();
+        *slot = (*slot).max(record.offset + 1);
+        match decode::<ProfileUpdate>(&pipeline.codec, record).await {
+            Ok(update) => match validate(pipeline, record, update) {
+                Ok(w) => work.push(w),
+                Err(r) => rejected.push(r),
+            },
+            Err(r) => rejected.push(r),
+        }
+    }
+    let (users, audit, events) =
+        with_retries("internal", || attempt(pipeline, &work, &rejected, &next))
+            .await
+            .map_err(|e| {
+                m::error(e.kind);
+                anyhow::anyhow!(
+                    "micro-batch of {} records failed after retries: {e}",
+                    records.len()
+                )
+            })?;
+    write_cache(pipeline, &users).await;
+    record_metrics(&records, &rejected, &audit, &events);
+    Ok(next)
+}
+
+type Attempt = (Vec<(String, UserState)>, Vec<AuditRow>, Vec<OutEvent>);
+
+/// Load, evaluate, publish, commit. Deterministic given the stored state, so a retry (or a
+/// replay after a crash) does the same thing again.
+async fn attempt(
+    pipeline: &Pipeline,
+    work: &[Work],
+    rejected: &[Rejected],
+    next: &HashMap<(String, i32), i64>,
+) -> Result<Attempt, StepError> {
+    let mut ids: Vec<String> = work.iter().map(|w| w.user_id.clone()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut states = step(
+        "postgres",
+        store::load_users(&pipeline.pool, &pipeline.book.catalogue, &ids).await,
+    )?;
+    let started = Instant::now();
+    let mut audit = Vec::new();
+    let mut events = Vec::new();
+    for w in work {
+        let user = states.entry(w.user_id.clone()).or_default();
+        let trigger = Trigger::Profile {
+            profile: w.profile.clone(),
+            json: w.json.clone(),
+            position: w.record.position(),
+            full: w.record.topic == PROFILE_ASSEMBLED,
+        };
+        if let Some(out) = pass::run(&pipeline.book, &w.user_id, user, trigger, w.as_of) {
+            audit.extend(out.audit);
+            events.extend(out.events);
+        }
+    }
+    metrics::histogram!(m::EVALUATION_DURATION, "engine" => "scalar")
+        .record(started.elapsed().as_secs_f64());
+    let mut outgoing = step(
+        "schema_registry",
+        encode_events(&pipeline.codec, &events).await,
+    )?;
+    for r in rejected {
+        let payload = step(
+            "schema_registry",
+            pipeline
+                .codec
+                .encode(&dead_letter_topic(&r.record.topic), &r.dead_letter())
+                .await,
+        )?;
+        outgoing.push(r.clone().into_outgoing(payload));
+    }
+    step(
+        "kafka_produce",
+        fleet::kafka::send_all(&pipeline.producer, &outgoing).await,
+    )?;
+    let users: Vec<(String, UserState)> = states
+        .into_iter()
+        .filter(|(_, u)| u.profile_touched || !u.touched.is_empty())
+        .collect();
+    let write = BatchWrite {
+        audit,
+        users: users.iter().map(|(id, u)| (id.as_str(), u)).collect(),
+        offsets: next.clone(),
+    };
+    step(
+        "postgres",
+        store::commit_batch(&pipeline.pool, &pipeline.group, &write).await,
+    )?;
+    let BatchWrite { audit, .. } = write;
+    Ok((users, audit, events))
+}
+
+/// Encodes events for their topics, with the idempotency key as a header too.
+pub async fn encode_events(codec: &Codec, events: &[OutEvent]) -> anyhow::Result<Vec<Outgoing>> {
+    let mut out = Vec::with_capacity(events.len());
+    for event in events {
+        let topic = event.topic();
+        let payload = match event {
+            OutEvent::Computed(e) => codec.encode(topic, e).await?,
+            OutEvent::BatchComputed(e) => codec.encode(topic, e).await?,
+            OutEvent::NewMatch(e) => codec.encode(topic, e).await?,
+            OutEvent::Lost(e) => codec.encode(topic, e).await?,
+            OutEvent::PartialMatch(e) => codec.encode(topic, e).await?,
+        };
+        out.push(Outgoing {
+            topic: topic.to_string(),
+            key: event.user_id().as_bytes().to_vec(),
+            payload,
+            headers: vec![("idempotency_key", event.idempotency_key().to_string())],
+        });
+    }
+    Ok(out)
+}
+
+/// Refreshes the cache for what the batch changed. A Redis failure is counted and logged, not
+/// fatal: PostgreSQL has the verdicts, and a missing entry only costs a read.
+pub async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
+    let mut puts = Vec::new();
+    let mut deletes = Vec::new();
+    for (user_id, user) in users {
+        for scheme in &user.touched {
+            let key = fleet::cache::verdict_key(user_id, scheme);
+            match user.verdicts.get(scheme) {
+                Some(v) => puts.push((
+                    key,
+                    serde_json::json!({
+                        "verdict": v.known.verdict.name(), "match_score": v.known.score,
+                        "rule_id": v.rule_id, "rule_version": v.rule_version,
+                        "evaluation_id": v.evaluation_id, "as_of": v.as_of.to_string(),
+                        "gaps": v.known.gaps,
+                    })
+                    .to_string(),
+                )),
+                None => deletes.push(key),
+            }
+        }
+        let count = |verdict| {
+            user.verdicts
+                .values()
+                .filter(|v| v.known.verdict == verdict)
+                .count()
+        };
+        puts.push((
+            fleet::cache::summary_key(user_id),
+            serde_json::json!({
+                "eligible": count(Verdict::Eligible), "partial_match": count(Verdict::PartialMatch),
+                "not_eligible": count(Verdict::NotEligible),
+                "input_hash": user.profile.as_ref().map(|p| p.profile.input_snapshot_hash.clone()),
+            })
+            .to_string(),
+        ));
+    }
+    let cache = &pipeline.cache;
+    if let Err(e) = m::time_store("redis", "invalidate", cache.invalidate(&deletes)).await {
+        m::error("redis");
+        tracing::warn!(error = %e, "cache invalidation failed");
+    }
+    if let Err(e) = m::time_store("redis", "set", cache.put(&puts)).await {
+        m::error("redis");
+        tracing::warn!(error = %e, "cache update failed");
+    }
+}
+
+pub fn record_metrics(
+    records: &[Record],
+    rejected: &[Rejected],
+    audit: &[AuditRow],
+    events: &[OutEvent],
+) {
+    for record in records {
+        metrics::counter!(m::EVENTS_CONSUMED, "topic" => record.topic.clone()).increment(1);
+    }
+    for r in rejected {
+        metrics::counter!(m::DLQ_MESSAGES, "topic" => r.record.topic.clone(), "reason" => r.code)
+            .increment(1);
+        tracing::warn!(source = %r.record.source(), code = r.code, reason = %r.reason, "dead-lettered");
+    }
+    for row in audit {
+        let label = match row.verdict {
+            Verdict::Eligible => "eligible",
+            Verdict::PartialMatch => "partial_match",
+            Verdict::NotEligible => "not_eligible",
+            Verdict::NotApplicable => continue,
+        };
+        metrics::counter!(m::VERDICTS, "verdict" => label).increment(1);
+    }
+    for event in events {
+        if let Some(kind) = event.transition_kind() {
+            metrics::counter!(m::TRANSITION_EVENTS, "kind" => kind).increment(1);
+        }
+    }
+    metrics::histogram!(m::MICRO_BATCH_SIZE).record(records.len() as f64);
+    metrics::gauge!(m::LAST_PROGRESS).set(m::unix_now());
+}

@@ -1,0 +1,286 @@
+//! `eligibility evaluator`: the stream worker (DESIGN.md "Data flow").
+//!
+//! - [`input`]: records as consumed, and dead letters.
+//! - [`rulebook`], [`rules_store`]: the rules in effect, from PostgreSQL.
+//! - [`pass`]: one user's pass (pure): what to re-evaluate, transitions, audit rows.
+//! - [`store`]: the user state read before a micro-batch and the one transaction after it.
+//! - [`batch`]: one micro-batch end to end; [`rule_change`]: `policy.rules.updated` and
+//!   `scheme.deadline.approaching`, which re-evaluate many users.
+//! - [`lag`]: the consumer-lag gauges.
+//!
+//! Delivery (DESIGN.md "Delivery guarantees"): a micro-batch's events are published and
+//! acknowledged before its PostgreSQL transaction (audit, verdicts, snapshots, offsets)
+//! commits; offsets resume from PostgreSQL, so a crash can repeat an event (same idempotency
+//! key) but never lose one, and a repeated batch writes nothing new.
+
+pub mod batch;
+pub mod input;
+pub mod lag;
+pub mod pass;
+pub mod rule_change;
+pub mod rulebook;
+pub mod rules_store;
+pub mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use deadpool_postgres::Pool;
+use engine::{Catalogue, RuleSet};
+use fleet::avro::Codec;
+use fleet::cache::Cache;
+use fleet::config::Config;
+use fleet::http::Health;
+use fleet::kafka::{Consumer, RebalanceTracker};
+use fleet::shutdown::Shutdown;
+use fleet::topics::*;
+use rdkafka::consumer::Consumer as _;
+use rdkafka::producer::FutureProducer;
+
+use self::input::Record;
+use self::rulebook::RuleBook;
+
+/// Micro-batch bounds: whichever comes first.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchBounds {
+    pub max_records: usize,
+    pub max_wait: Duration,
+}
+
+impl Default for BatchBounds {
+    fn default() -> BatchBounds {
+        BatchBounds {
+            max_records: 500,
+            max_wait: Duration::from_millis(10),
+        }
+    }
+}
+
+/// What the pipeline needs, shared by the evaluator loop and `replay`.
+pub struct Pipeline {
+    pub group: String,
+    pub pool: Pool,
+    pub cache: Cache,
+    pub codec: Codec,
+    pub producer: FutureProducer,
+    pub book: Arc<RuleBook>,
+    /// (topic, partition) → next offset to process, as committed in PostgreSQL.
+    pub offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
+    pub health: Arc<Health>,
+}
+
+/// Topics whose records the codec must read or write.
+fn codec_topics() -> Vec<String> {
+    let mut topics: Vec<String> = EVALUATOR_INPUTS.iter().map(|t| t.to_string()).collect();
+    topics.extend(EVALUATOR_INPUTS.iter().map(|t| dead_letter_topic(t)));
+    topics.extend(
+        [
+            ELIGIBILITY_COMPUTED,
+            ELIGIBILITY_BATCH_COMPUTED,
+            ELIGIBILITY_NEW_MATCH,
+            ELIGIBILITY_LOST,
+            ELIGIBILITY_PARTIAL_MATCH,
+            RULE_CONFLICT_DETECTED,
+        ]
+        .map(str::to_string),
+    );
+    topics
+}
+
+impl Pipeline {
+    /// Connects to everything, applies migrations, seeds and loads the rules.
+    pub async fn connect(
+        config: &Config,
+        group: &str,
+        health: Arc<Health>,
+    ) -> anyhow::Result<Pipeline> {
+        let pool = fleet::postgres::pool(&config.database_url, 8)?;
+        let applied = fleet::postgres::migrate(&pool)
+            .await
+            .context("applying migrations to ELIGIBILITY_DATABASE_URL")?;
+        if !applied.is_empty() {
+            tracing::info!(?applied, "migrations applied");
+        }
+        let cache = Cache::connect(&config.redis_url)
+            .await
+            .context("connecting to ELIGIBILITY_REDIS_URL")?;
+        let codec = Codec::new(&config.schema_registry_url, &codec_topics());
+        codec
+            .register_all()
+            .await
+            .context("registering schemas at ELIGIBILITY_SCHEMA_REGISTRY_URL")?;
+        let producer = fleet::kafka::producer(&config.kafka)?;
+        let catalogue = Catalogue::bundled();
+        let corpus = crate::rules_source::load(&catalogue, config.rules_dir.as_deref())?;
+        let seeded = rules_store::seed(&pool, &corpus).await?;
+        if seeded > 0 {
+            tracing::info!(seeded, "rule versions seeded from the corpus");
+        }
+        let book = Arc::new(load_book(&pool).await?);
+        let offsets = Arc::new(Mutex::new(store::load_offsets(&pool, group).await?));
+        health.dependencies_answered();
+        Ok(Pipeline {
+            group: group.to_string(),
+            pool,
+            cache,
+            codec,
+            producer,
+            book,
+            offsets,
+            health,
+        })
+    }
+
+    /// Reloads the rules when the table's revision moved.
+    pub async fn refresh_rules(&mut self) -> anyhow::Result<()> {
+        let revision = rules_store::revision(&self.pool).await?;
+        if revision != self.book.revision {
+            self.book = Arc::new(load_book(&self.pool).await?);
+            tracing::info!(
+                revision,
+                rules = self.book.rules.rules.len(),
+                "rules reloaded"
+            );
+        }
+        Ok(())
+    }
+}
+
+async fn load_book(pool: &Pool) -> anyhow::Result<RuleBook> {
+    let catalogue = Catalogue::bundled();
+    let (revision, rules): (i64, RuleSet) = rules_store::load(pool, &catalogue).await?;
+    Ok(RuleBook::new(catalogue, rules, revision))
+}
+
+/// Runs the evaluator until shutdown.
+pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> anyhow::Result<()> {
+    let health = Health::new();
+    let metrics = fleet::metrics::install()?;
+    let addr = fleet::http::serve(
+        config.http_addr,
+        health.clone(),
+        metrics,
+        shutdown.clone().wait(),
+    )
+    .await?;
+    tracing::info!(%addr, "serving /metrics, /healthz, /readyz");
+
+    let group = config
+        .consumer_group
+        .clone()
+        .unwrap_or_else(|| "eligibility-evaluator".into());
+    let topics: Vec<String> = match &config.input_topics {
+        Some(topics) => {
+            for t in topics {
+                anyhow::ensure!(
+                    EVALUATOR_INPUTS.contains(&t.as_str()),
+                    "ELIGIBILITY_INPUT_TOPICS: {t:?} is not an evaluator input ({})",
+                    EVALUATOR_INPUTS.join(", ")
+                );
+            }
+            topics.clone()
+        }
+        None => EVALUATOR_INPUTS.iter().map(|t| t.to_string()).collect(),
+    };
+    let mut pipeline = Pipeline::connect(&config, &group, health.clone()).await?;
+    let topic_refs: Vec<&str> = topics.iter().map(String::as_str).collect();
+    let (consumer, tracker) = fleet::kafka::consumer(&config.kafka, &group, &topic_refs)?;
+    let consumer = Arc::new(consumer);
+    tokio::spawn(lag::report(
+        consumer.clone(),
+        tracker.clone(),
+        pipeline.offsets.clone(),
+        shutdown.clone(),
+    ));
+    tracing::info!(group, ?topics, "evaluator started");
+    consume(&mut pipeline, &consumer, &tracker, shutdown, bounds).await
+}
+
+async fn consume(
+    pipeline: &mut Pipeline,
+    consumer: &Consumer,
+    tracker: &RebalanceTracker,
+    shutdown: Shutdown,
+    bounds: BatchBounds,
+) -> anyhow::Result<()> {
+    let mut generation = 0;
+    let mut rules_checked = Instant::now();
+    loop {
+        pipeline.health.heartbeat();
+        let first = tokio::select! {
+            message = consumer.recv() => message,
+            _ = shutdown.clone().wait() => break,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                idle_upkeep(pipeline, tracker, &mut generation).await?;
+                continue;
+            }
+        };
+        let mut records = vec![Record::from_message(&first.context("consuming")?)];
+        let deadline = tokio::time::Instant::now() + bounds.max_wait;
+        while records.len() < bounds.max_records {
+            tokio::select! {
+                message = consumer.recv() => records.push(Record::from_message(&message.context("consuming")?)),
+                _ = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        if tracker.assignment.lock().expect("not poisoned").generation != generation
+            || rules_checked.elapsed() > Duration::from_secs(1)
+        {
+            idle_upkeep(pipeline, tracker, &mut generation).await?;
+            rules_checked = Instant::now();
+        }
+        // A batch in progress is finished, not abandoned, on SIGTERM: its offsets are only
+        // committed with its effects, so stopping half-way would only repeat work.
+        let committed = batch::process(pipeline, records).await?;
+        pipeline.health.dependencies_answered();
+        pipeline.health.set_ready();
+        commit_to_kafka(consumer, &committed);
+    }
+    tracing::info!("evaluator stopped cleanly");
+    Ok(())
+}
+
+/// After a rebalance, or once a second: reload offsets and rules, and answer readiness.
+async fn idle_upkeep(
+    pipeline: &mut Pipeline,
+    tracker: &RebalanceTracker,
+    generation: &mut u64,
+) -> anyhow::Result<()> {
+    let current = tracker.assignment.lock().expect("not poisoned").generation;
+    if current != *generation {
+        let offsets = store::load_offsets(&pipeline.pool, &pipeline.group).await?;
+        *pipeline.offsets.lock().expect("not poisoned") = offsets;
+        *generation = current;
+        pipeline.book = Arc::new(load_book(&pipeline.pool).await?);
+    }
+    pipeline.refresh_rules().await?;
+    pipeline.health.dependencies_answered();
+    if current > 0 {
+        pipeline.health.set_ready();
+    } else {
+        pipeline
+            .health
+            .set_not_ready("the consumer has not joined its group yet");
+    }
+    Ok(())
+}
+
+/// Mirrors the committed offsets to Kafka, for tools that read lag from the brokers (KEDA).
+/// PostgreSQL stays the source of truth, so a failure here is only logged.
+fn commit_to_kafka(consumer: &Consumer, committed: &HashMap<(String, i32), i64>) {
+    if committed.is_empty() {
+        return;
+    }
+    let mut list = rdkafka::TopicPartitionList::new();
+    for ((topic, partition), next) in committed {
+        if let Err(e) = list.add_partition_offset(topic, *partition, rdkafka::Offset::Offset(*next))
+        {
+            tracing::warn!(error = %e, "offset not mirrored to Kafka");
+        }
+    }
+    if let Err(e) = consumer.commit(&list, rdkafka::consumer::CommitMode::Async) {
+        tracing::debug!(error = %e, "offset commit to Kafka failed (PostgreSQL has them)");
+    }
+}

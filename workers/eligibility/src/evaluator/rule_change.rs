@@ -1,0 +1,353 @@
+//! `policy.rules.updated` (validate, store the version, publish conflicts, reload, re-evaluate
+//! the users the rule covers) and `scheme.deadline.approaching` (re-evaluate a scheme's users
+//! on the new date). Users are re-evaluated in pages, each page published and committed like a
+//! micro-batch; the record's offset is committed with the last page, so a crash re-runs the
+//! whole event, which changes nothing for pages already done.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+
+use engine::Date;
+use engine::conflicts::detect;
+use engine::load::parse_rule_yaml;
+use engine::{Rule, RuleSet};
+use fleet::events::{DeadlineApproaching, RuleConflictDetected, RulesUpdate};
+use fleet::kafka::Outgoing;
+use fleet::metrics as m;
+use fleet::topics::*;
+
+use super::Pipeline;
+use super::batch::{StepError, decode, encode_events, record_metrics, step, write_cache};
+use super::input::{Record, Rejected};
+use super::pass::{self, Trigger};
+use super::rules_store;
+use super::store::{self, BatchWrite};
+
+/// Users re-evaluated per page.
+const PAGE: i64 = 5000;
+
+type Offsets = HashMap<(String, i32), i64>;
+
+pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<Offsets> {
+    let offsets: Offsets = [((record.topic.clone(), record.partition), record.offset + 1)].into();
+    let outcome = match record.topic.as_str() {
+        POLICY_RULES_UPDATED => rules_updated(pipeline, &record).await?,
+        SCHEME_DEADLINE_APPROACHING => deadline(pipeline, &record).await?,
+        other => anyhow::bail!("the evaluator does not consume {other}"),
+    };
+    match outcome {
+        Err(rejected) => dead_letter(pipeline, &record, rejected, &offsets).await?,
+        Ok((scheme, as_of)) => {
+            reevaluate_scheme(pipeline, &record, &scheme, as_of, &offsets).await?
+        }
+    }
+    Ok(offsets)
+}
+
+type Handled = Result<(String, Date), Rejected>;
+
+fn rejected(record: &Record, reason: String) -> Rejected {
+    Rejected {
+        record: record.clone(),
+        code: "validation_failed",
+        reason,
+    }
+}
+
+async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Handled> {
+    let update: RulesUpdate = match decode(&pipeline.codec, record).await {
+        Ok(u) => u,
+        Err(r) => return Ok(Err(r)),
+    };
+    let catalogue = &pipeline.book.catalogue;
+    let rule = match parse_rule_yaml(catalogue, &update.rule_yaml, &record.source()) {
+        Ok(rule) => rule,
+        Err(problems) => {
+            let report = engine::ValidationReport { problems };
+            return Ok(Err(rejected(record, format!("rule: {report}"))));
+        }
+    };
+    let as_of = match record.as_of(update.as_of.as_deref()) {
+        Ok(d) => d,
+        Err(reason) => return Ok(Err(rejected(record, reason))),
+    };
+    if let Err(reason) = check_new_version(&pipeline.book.rules, &rule) {
+        return Ok(Err(rejected(record, reason)));
+    }
+    let conflicts = conflict_events(pipeline, &rule);
+    let mut outgoing = Vec::new();
+    for event in &conflicts {
+        outgoing.push(Outgoing {
+            topic: RULE_CONFLICT_DETECTED.to_string(),
+            key: rule.scheme_id.as_bytes().to_vec(),
+            payload: pipeline.codec.encode(RULE_CONFLICT_DETECTED, event).await?,
+            headers: vec![("idempotency_key", event.idempotency_key.clone())],
+        });
+    }
+    fleet::kafka::send_all(&pipeline.producer, &outgoing).await?;
+    let mut client = pipeline.pool.get().await?;
+    let tx = client.transaction().await?;
+    if rules_store::insert(
+        &tx,
+        &rule,
+        &update.rule_yaml,
+        &update.author,
+        update.reason.as_deref(),
+    )
+    .await?
+        > 0
+    {
+        rules_store::bump(&tx).await?;
+    }
+    tx.commit().await?;
+    pipeline.refresh_rules().await?;
+    tracing::info!(rule_id = %rule.rule_id, scheme = %rule.scheme_id, version = rule.version,
+        conflicts = conflicts.len(), "rule version stored");
+    Ok(Ok((rule.scheme_id.clone(), as_of)))
+}
+
+/// A new version must not reuse a rule id for other content, and must be above the scheme's
+/// versions. Re-publishing the same rule is allowed (a replay): it re-runs the re-evaluation.
+fn check_new_version(rules: &RuleSet, rule: &Rule) -> Result<(), String> {
+    if let Some(old) = rules.get(&rule.rule_id) {
+        return if old.rule_hash == rule.rule_hash {
+            Ok(())
+        } else {
+            Err(format!(
+                "rule_id: {} already exists with other content (rule_hash {}); publish the change as a new rule_id with a higher version",
+                rule.rule_id, old.rule_hash
+            ))
+        };
+    }
+    match rules
+        .rules
+        .iter()
+        .filter(|r| r.scheme_id == rule.scheme_id)
+        .map(|r| r.version)
+        .max()
+    {
+        Some(latest) if latest >= rule.version => Err(format!(
+            "version: {} is not above version {latest} of scheme {}",
+            rule.version, rule.scheme_id
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The conflicts (spec §5) that the new rule takes part in.
+fn conflict_events(pipeline: &Pipeline, rule: &Rule) -> Vec<RuleConflictDetected> {
+    let mut rules: Vec<Rule> = pipeline
+        .book
+        .rules
+        .rules
+        .iter()
+        .filter(|r| r.rule_id != rule.rule_id)
+        .cloned()
+        .collect();
+    rules.push(rule.clone());
+    let report = detect(&pipeline.book.catalogue, &RuleSet::from_rules(rules));
+    report
+        .conflicts
+        .into_iter()
+        .filter(|c| c.rule_ids.contains(&rule.rule_id))
+        .map(|c| {
+            let kind = serde_json::to_value(c.conflict_type)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            RuleConflictDetected {
+                idempotency_key: engine::hash::sha256_hex(
+                    format!("{kind}:{}:{}", c.rule_ids.join(","), c.description).as_bytes(),
+                ),
+                rule_ids: c.rule_ids,
+                conflict_type: kind,
+                description: c.description,
+                witness: c.witness.map(|w| w.to_string()),
+            }
+        })
+        .collect()
+}
+
+async fn deadline(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Handled> {
+    let event: DeadlineApproaching = match decode(&pipeline.codec, record).await {
+        Ok(e) => e,
+        Err(r) => return Ok(Err(r)),
+    };
+    let as_of = match record.as_of(event.as_of.as_deref()) {
+        Ok(d) => d,
+        Err(reason) => return Ok(Err(rejected(record, reason))),
+    };
+    if !pipeline
+        .book
+        .rules
+        .rules
+        .iter()
+        .any(|r| r.scheme_id == event.scheme_id)
+    {
+        return Ok(Err(rejected(
+            record,
+            format!("scheme_id: no rule for scheme {:?}", event.scheme_id),
+        )));
+    }
+    Ok(Ok((event.scheme_id, as_of)))
+}
+
+async fn dead_letter(
+    pipeline: &Pipeline,
+    record: &Record,
+    rejected: Rejected,
+    offsets: &Offsets,
+) -> anyhow::Result<()> {
+    let payload = pipeline
+        .codec
+        .encode(&dead_letter_topic(&record.topic), &rejected.dead_letter())
+        .await?;
+    fleet::kafka::send_all(
+        &pipeline.producer,
+        &[rejected.clone().into_outgoing(payload)],
+    )
+    .await?;
+    store::commit_batch(
+        &pipeline.pool,
+        &pipeline.group,
+        &BatchWrite {
+            offsets: offsets.clone(),
+            ..BatchWrite::default()
+        },
+    )
+    .await?;
+    record_metrics(std::slice::from_ref(record), &[rejected], &[], &[]);
+    Ok(())
+}
+
+/// Re-evaluates every stored user the scheme covers (its state's users, or everyone for a
+/// central scheme), page by page.
+async fn reevaluate_scheme(
+    pipeline: &Pipeline,
+    record: &Record,
+    scheme: &str,
+    as_of: Date,
+    offsets: &Offsets,
+) -> anyhow::Result<()> {
+    let state: Option<String> = pipeline
+        .book
+        .rules
+        .rules
+        .iter()
+        .rev()
+        .find(|r| r.scheme_id == scheme && !r.is_central())
+        .map(|r| r.state.clone());
+    let schemes: BTreeSet<String> = [scheme.to_string()].into();
+    let started = Instant::now();
+    let mut after = String::new();
+    let mut total = 0usize;
+    loop {
+        let client = pipeline.pool.get().await?;
+        let rows = client
+            .query(
+                "SELECT user_id FROM profile_current
+                 WHERE ($1::text IS NULL OR state = $1) AND user_id > $2
+                 ORDER BY user_id LIMIT $3",
+                &[&state, &after, &PAGE],
+            )
+            .await?;
+        drop(client);
+        let users: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+        let last_page = (users.len() as i64) < PAGE;
+        let page_offsets = if last_page {
+            offsets.clone()
+        } else {
+            Offsets::new()
+        };
+        let done = fleet::retry::with_retries("internal", || {
+            reevaluate_page(pipeline, &users, &schemes, as_of, &page_offsets)
+        })
+        .await
+        .map_err(|e| {
+            m::error(e.kind);
+            anyhow::anyhow!("re-evaluating {scheme} for {}: {e}", record.source())
+        })?;
+        write_cache(pipeline, &done.0).await;
+        record_metrics(
+            if last_page {
+                std::slice::from_ref(record)
+            } else {
+                &[]
+            },
+            &[],
+            &done.1,
+            &done.2,
+        );
+        total += users.len();
+        match users.last() {
+            Some(last) if !last_page => after = last.clone(),
+            _ => break,
+        }
+    }
+    tracing::info!(
+        scheme,
+        users = total,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "scheme re-evaluated"
+    );
+    Ok(())
+}
+
+type Page = (
+    Vec<(String, pass::UserState)>,
+    Vec<pass::AuditRow>,
+    Vec<pass::OutEvent>,
+);
+
+async fn reevaluate_page(
+    pipeline: &Pipeline,
+    users: &[String],
+    schemes: &BTreeSet<String>,
+    as_of: Date,
+    offsets: &Offsets,
+) -> Result<Page, StepError> {
+    let mut states = step(
+        "postgres",
+        store::load_users(&pipeline.pool, &pipeline.book.catalogue, users).await,
+    )?;
+    let started = Instant::now();
+    let mut audit = Vec::new();
+    let mut events = Vec::new();
+    for user_id in users {
+        let Some(user) = states.get_mut(user_id) else {
+            continue;
+        };
+        if let Some(out) = pass::run(
+            &pipeline.book,
+            user_id,
+            user,
+            Trigger::Reevaluate { schemes },
+            as_of,
+        ) {
+            audit.extend(out.audit);
+            events.extend(out.events);
+        }
+    }
+    metrics::histogram!(m::EVALUATION_DURATION, "engine" => "scalar")
+        .record(started.elapsed().as_secs_f64());
+    let outgoing = step(
+        "schema_registry",
+        encode_events(&pipeline.codec, &events).await,
+    )?;
+    step(
+        "kafka_produce",
+        fleet::kafka::send_all(&pipeline.producer, &outgoing).await,
+    )?;
+    let touched: Vec<(String, pass::UserState)> = states.into_iter().collect();
+    let write = BatchWrite {
+        audit,
+        users: touched.iter().map(|(id, u)| (id.as_str(), u)).collect(),
+        offsets: offsets.clone(),
+    };
+    step(
+        "postgres",
+        store::commit_batch(&pipeline.pool, &pipeline.group, &write).await,
+    )?;
+    let BatchWrite { audit, .. } = write;
+    Ok((touched, audit, events))
+}

@@ -1,0 +1,301 @@
+//! The evaluator's PostgreSQL reads and writes: user state before a batch, and one transaction
+//! after it (audit rows, current verdicts, snapshots, offsets). Every write is keyed
+//! deterministically, so writing a replayed batch again changes nothing.
+
+use std::collections::{BTreeSet, HashMap};
+
+use deadpool_postgres::Pool;
+use engine::transitions::Known;
+use engine::{Catalogue, Date, Profile, Verdict};
+use fleet::events::GapSummary;
+use fleet::metrics::time_store;
+use serde_json::Value as Json;
+
+use super::pass::{AuditRow, Position, StoredProfile, StoredVerdict, UserState};
+
+fn date(text: &str) -> anyhow::Result<Date> {
+    Date::parse(text).ok_or_else(|| anyhow::anyhow!("stored date {text:?} is not YYYY-MM-DD"))
+}
+
+/// Loads the stored profile and verdicts of `users`.
+pub async fn load_users(
+    pool: &Pool,
+    catalogue: &Catalogue,
+    users: &[String],
+) -> anyhow::Result<HashMap<String, UserState>> {
+    let client = pool.get().await?;
+    let profiles = time_store(
+        "postgres",
+        "read_snapshot",
+        client.query(
+            "SELECT c.user_id, s.profile::text, c.state, c.as_of::text, c.source_topic,
+                    c.source_partition, c.source_offset
+             FROM profile_current c JOIN profile_snapshots s ON s.input_hash = c.input_hash
+             WHERE c.user_id = ANY($1)",
+            &[&users],
+        ),
+    )
+    .await?;
+    let verdicts = time_store(
+        "postgres",
+        "read_verdicts",
+        client.query(
+            "SELECT user_id, scheme_id, rule_id, rule_version, verdict, match_score, gaps::text,
+                    evaluation_id::text, as_of::text
+             FROM current_verdicts WHERE user_id = ANY($1)",
+            &[&users],
+        ),
+    )
+    .await?;
+    let mut states: HashMap<String, UserState> = HashMap::new();
+    for row in profiles {
+        let user_id: String = row.get(0);
+        let json: Json = serde_json::from_str(row.get::<_, &str>(1))?;
+        let profile = Profile::from_json(catalogue, &json, &format!("snapshot of {user_id}"))
+            .map_err(|report| anyhow::anyhow!("stored profile of {user_id}: {report}"))?;
+        states.entry(user_id).or_default().profile = Some(StoredProfile {
+            profile,
+            json,
+            state: row.get(2),
+            as_of: date(row.get(3))?,
+            position: Position {
+                topic: row.get(4),
+                partition: row.get(5),
+                offset: row.get(6),
+            },
+        });
+    }
+    for row in verdicts {
+        let user_id: String = row.get(0);
+        let verdict_name: &str = row.get(4);
+        let verdict = Verdict::from_name(verdict_name)
+            .ok_or_else(|| anyhow::anyhow!("stored verdict {verdict_name:?}"))?;
+        let gaps: Vec<GapSummary> = serde_json::from_str(row.get::<_, &str>(6))?;
+        states.entry(user_id).or_default().verdicts.insert(
+            row.get(1),
+            StoredVerdict {
+                rule_id: row.get(2),
+                rule_version: row.get::<_, i32>(3) as u32,
+                known: Known {
+                    verdict,
+                    score: row.get::<_, i16>(5) as u8,
+                    gaps,
+                },
+                evaluation_id: row.get(7),
+                as_of: date(row.get(8))?,
+            },
+        );
+    }
+    Ok(states)
+}
+
+/// The next offset to process per (topic, partition) for `group`.
+pub async fn load_offsets(pool: &Pool, group: &str) -> anyhow::Result<HashMap<(String, i32), i64>> {
+    let client = pool.get().await?;
+    let rows = time_store(
+        "postgres",
+        "read_offsets",
+        client.query(
+            "SELECT topic, partition, next_offset FROM consumer_offsets WHERE consumer_group = $1",
+            &[&group],
+        ),
+    )
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+        .collect())
+}
+
+/// Everything one micro-batch writes.
+#[derive(Default)]
+pub struct BatchWrite<'a> {
+    pub audit: Vec<AuditRow>,
+    pub users: Vec<(&'a str, &'a UserState)>,
+    /// (topic, partition) → next offset to process.
+    pub offsets: HashMap<(String, i32), i64>,
+}
+
+/// Writes the batch in one transaction.
+pub async fn commit_batch(pool: &Pool, group: &str, batch: &BatchWrite<'_>) -> anyhow::Result<()> {
+    let mut client = pool.get().await?;
+    time_store("postgres", "commit_batch", async {
+        let tx = client.transaction().await?;
+        let months: BTreeSet<String> = batch
+            .audit
+            .iter()
+            .map(|a| format!("{:04}-{:02}-01", a.as_of.year(), a.as_of.month()))
+            .collect();
+        for month in months {
+            tx.execute("SELECT ensure_audit_partition($1::text::date)", &[&month])
+                .await?;
+        }
+        write_profiles(&tx, &batch.users).await?;
+        write_audit(&tx, &batch.audit).await?;
+        write_verdicts(&tx, &batch.users).await?;
+        for ((topic, partition), next) in &batch.offsets {
+            tx.execute(
+                "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (consumer_group, topic, partition)
+                 DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()",
+                &[&group, topic, partition, next],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        anyhow::Ok(())
+    })
+    .await
+}
+
+async fn write_profiles(
+    tx: &deadpool_postgres::Transaction<'_>,
+    users: &[(&str, &UserState)],
+) -> anyhow::Result<()> {
+    let mut ids = Vec::new();
+    let mut hashes = Vec::new();
+    let mut jsons = Vec::new();
+    let mut states = Vec::new();
+    let mut dates = Vec::new();
+    let mut topics = Vec::new();
+    let mut partitions = Vec::new();
+    let mut offsets = Vec::new();
+    for (user_id, user) in users {
+        let Some(p) = user.profile.as_ref().filter(|_| user.profile_touched) else {
+            continue;
+        };
+        ids.push(user_id.to_string());
+        hashes.push(p.profile.input_snapshot_hash.clone());
+        jsons.push(p.json.to_string());
+        states.push(p.state.clone());
+        dates.push(p.as_of.to_string());
+        topics.push(p.position.topic.clone());
+        partitions.push(p.position.partition);
+        offsets.push(p.position.offset);
+    }
+    if ids.is_empty() {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT INTO profile_snapshots (input_hash, profile)
+         SELECT DISTINCT ON (h) h, j::jsonb FROM unnest($1::text[], $2::text[]) AS t(h, j)
+         ON CONFLICT (input_hash) DO NOTHING",
+        &[&hashes, &jsons],
+    )
+    .await?;
+    tx.execute(
+        "INSERT INTO profile_current (user_id, input_hash, state, as_of, source_topic,
+                                      source_partition, source_offset)
+         SELECT u, h, s, d::date, t, p, o
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[])
+              AS x(u, h, s, d, t, p, o)
+         ON CONFLICT (user_id) DO UPDATE SET input_hash = EXCLUDED.input_hash, state = EXCLUDED.state,
+             as_of = EXCLUDED.as_of, source_topic = EXCLUDED.source_topic,
+             source_partition = EXCLUDED.source_partition, source_offset = EXCLUDED.source_offset,
+             updated_at = now()",
+        &[&ids, &hashes, &states, &dates, &topics, &partitions, &offsets],
+    )
+    .await?;
+    Ok(())
+}
+
+async fn write_audit(
+    tx: &deadpool_postgres::Transaction<'_>,
+    audit: &[AuditRow],
+) -> anyhow::Result<()> {
+    if audit.is_empty() {
+        return Ok(());
+    }
+    let col = |f: &dyn Fn(&AuditRow) -> String| audit.iter().map(f).collect::<Vec<String>>();
+    let ids = col(&|a| a.evaluation_id.clone());
+    let dates = col(&|a| a.as_of.to_string());
+    let users = col(&|a| a.user_id.clone());
+    let schemes = col(&|a| a.scheme_id.clone());
+    let rules = col(&|a| a.rule_id.clone());
+    let rule_hashes = col(&|a| a.rule_hash.clone());
+    let input_hashes = col(&|a| a.input_hash.clone());
+    let verdicts = col(&|a| a.verdict.name().to_string());
+    let results = col(&|a| a.conditions_result.clone());
+    let versions: Vec<i32> = audit.iter().map(|a| a.rule_version as i32).collect();
+    let scores: Vec<i16> = audit.iter().map(|a| i16::from(a.score)).collect();
+    let micros: Vec<i32> = audit.iter().map(|a| a.evaluation_us).collect();
+    tx.execute(
+        "INSERT INTO evaluation_audit_log (evaluation_id, as_of, user_id, scheme_id, rule_id,
+             rule_version, rule_hash, input_hash, verdict, match_score, conditions_result, evaluation_us)
+         SELECT e::uuid, d::date, u, s, r, v, rh, ih, vd, sc, cr::jsonb, us
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
+                     $7::text[], $8::text[], $9::text[], $10::smallint[], $11::text[], $12::int[])
+              AS x(e, d, u, s, r, v, rh, ih, vd, sc, cr, us)
+         ON CONFLICT DO NOTHING",
+        &[
+            &ids, &dates, &users, &schemes, &rules, &versions, &rule_hashes, &input_hashes,
+            &verdicts, &scores, &results, &micros,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+async fn write_verdicts(
+    tx: &deadpool_postgres::Transaction<'_>,
+    users: &[(&str, &UserState)],
+) -> anyhow::Result<()> {
+    let (mut u, mut s, mut r, mut v, mut vd, mut sc, mut g, mut e, mut d) = (
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+    );
+    let (mut gone_users, mut gone_schemes) = (vec![], vec![]);
+    for (user_id, user) in users {
+        for scheme in &user.touched {
+            match user.verdicts.get(scheme) {
+                Some(stored) => {
+                    u.push(user_id.to_string());
+                    s.push(scheme.clone());
+                    r.push(stored.rule_id.clone());
+                    v.push(stored.rule_version as i32);
+                    vd.push(stored.known.verdict.name().to_string());
+                    sc.push(i16::from(stored.known.score));
+                    g.push(serde_json::to_string(&stored.known.gaps)?);
+                    e.push(stored.evaluation_id.clone());
+                    d.push(stored.as_of.to_string());
+                }
+                None => {
+                    gone_users.push(user_id.to_string());
+                    gone_schemes.push(scheme.clone());
+                }
+            }
+        }
+    }
+    if !u.is_empty() {
+        tx.execute(
+            "INSERT INTO current_verdicts (user_id, scheme_id, rule_id, rule_version, verdict,
+                 match_score, gaps, evaluation_id, as_of)
+             SELECT u, s, r, v, vd, sc, g::jsonb, e::uuid, d::date
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::smallint[],
+                         $7::text[], $8::text[], $9::text[]) AS x(u, s, r, v, vd, sc, g, e, d)
+             ON CONFLICT (user_id, scheme_id) DO UPDATE SET rule_id = EXCLUDED.rule_id,
+                 rule_version = EXCLUDED.rule_version, verdict = EXCLUDED.verdict,
+                 match_score = EXCLUDED.match_score, gaps = EXCLUDED.gaps,
+                 evaluation_id = EXCLUDED.evaluation_id, as_of = EXCLUDED.as_of, updated_at = now()",
+            &[&u, &s, &r, &v, &vd, &sc, &g, &e, &d],
+        )
+        .await?;
+    }
+    if !gone_users.is_empty() {
+        tx.execute(
+            "DELETE FROM current_verdicts c USING unnest($1::text[], $2::text[]) AS x(u, s)
+             WHERE c.user_id = x.u AND c.scheme_id = x.s",
+            &[&gone_users, &gone_schemes],
+        )
+        .await?;
+    }
+    Ok(())
+}
