@@ -46,25 +46,28 @@ pub enum Transition {
 
 /// What a new outcome means against the last known one. `current` is `None` when the scheme no
 /// longer applies to the user (then `cause` says why). Returns whether the outcome changed
-/// (an `eligibility.computed` event) and the transition event, if any.
+/// (an `eligibility.computed` event) and the transition events: ELIGIBLE → PARTIAL_MATCH is
+/// both a `lost` and a `partial_match`.
 pub fn compare<G: PartialEq>(
     previous: Option<&Known<G>>,
     current: Option<&Known<G>>,
     cause: Cause,
-) -> (bool, Option<Transition>) {
+) -> (bool, Vec<Transition>) {
     let changed = previous != current;
     let was_eligible = previous.is_some_and(|p| p.verdict == Verdict::Eligible);
-    let transition = match current {
-        Some(now) if now.verdict == Verdict::Eligible => {
-            (!was_eligible).then_some(Transition::NewMatch)
-        }
-        _ if was_eligible => Some(Transition::Lost(cause)),
-        Some(now) if now.verdict == Verdict::PartialMatch && changed => {
-            Some(Transition::PartialMatch)
-        }
-        _ => None,
-    };
-    (changed, transition)
+    let is_eligible = current.is_some_and(|c| c.verdict == Verdict::Eligible);
+    let is_partial = current.is_some_and(|c| c.verdict == Verdict::PartialMatch);
+    let mut transitions = Vec::new();
+    if is_eligible && !was_eligible {
+        transitions.push(Transition::NewMatch);
+    }
+    if was_eligible && !is_eligible {
+        transitions.push(Transition::Lost(cause));
+    }
+    if is_partial && changed {
+        transitions.push(Transition::PartialMatch);
+    }
+    (changed, transitions)
 }
 
 #[cfg(test)]
@@ -88,45 +91,55 @@ mod tests {
         let partial_other_gap = known(PartialMatch, 66, "income");
         let not = known(NotEligible, 20, "age,income");
         let cause = Cause::ProfileChanged;
+        assert_eq!(
+            compare(Some(&eligible), Some(&partial), cause),
+            (
+                true,
+                vec![Transition::Lost(cause), Transition::PartialMatch]
+            )
+        );
 
         assert_eq!(
             compare(None, Some(&eligible), cause),
-            (true, Some(Transition::NewMatch))
+            (true, vec![Transition::NewMatch])
         );
         assert_eq!(
             compare(Some(&partial), Some(&eligible), cause),
-            (true, Some(Transition::NewMatch))
+            (true, vec![Transition::NewMatch])
         );
         assert_eq!(
             compare(Some(&eligible), Some(&eligible), cause),
-            (false, None)
+            (false, vec![])
         );
         assert_eq!(
             compare(Some(&eligible), Some(&not), cause),
-            (true, Some(Transition::Lost(cause)))
+            (true, vec![Transition::Lost(cause)])
         );
         assert_eq!(
             compare(Some(&eligible), None, Cause::RuleExpired),
-            (true, Some(Transition::Lost(Cause::RuleExpired)))
+            (true, vec![Transition::Lost(Cause::RuleExpired)])
         );
         assert_eq!(
             compare(Some(&not), Some(&partial), cause),
-            (true, Some(Transition::PartialMatch))
+            (true, vec![Transition::PartialMatch])
         );
         assert_eq!(
             compare(Some(&partial), Some(&partial_closer), cause),
-            (true, Some(Transition::PartialMatch))
+            (true, vec![Transition::PartialMatch])
         );
         assert_eq!(
             compare(Some(&partial), Some(&partial_other_gap), cause),
-            (true, Some(Transition::PartialMatch))
+            (true, vec![Transition::PartialMatch])
         );
         assert_eq!(
             compare(Some(&partial), Some(&partial), cause),
-            (false, None)
+            (false, vec![])
         );
-        assert_eq!(compare(Some(&partial), Some(&not), cause), (true, None));
-        assert_eq!(compare(Some(&not), None, Cause::RuleExpired), (true, None));
-        assert_eq!(compare::<String>(None, None, cause), (false, None));
+        assert_eq!(compare(Some(&partial), Some(&not), cause), (true, vec![]));
+        assert_eq!(
+            compare(Some(&not), None, Cause::RuleExpired),
+            (true, vec![])
+        );
+        assert_eq!(compare::<String>(None, None, cause), (false, vec![]));
     }
 }

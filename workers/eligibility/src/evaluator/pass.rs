@@ -48,6 +48,8 @@ pub struct UserState {
     /// Schemes whose row must be written (present in `verdicts`) or deleted (absent).
     pub touched: BTreeSet<String>,
     pub profile_touched: bool,
+    /// Every profile this batch evaluated (input hash, JSON): audit rows point at them.
+    pub snapshots: Vec<(String, Json)>,
 }
 
 /// One row of `evaluation_audit_log`.
@@ -266,7 +268,7 @@ pub fn run(
             score: evaluation.match_score,
             gaps,
         };
-        let (changed, transition) = compare(previous.as_ref(), Some(&current), cause);
+        let (changed, transitions) = compare(previous.as_ref(), Some(&current), cause);
         let key = idempotency_key(user_id, &rule.scheme_id, rule.version, &input_hash);
         let benefit = evaluation
             .benefit_estimate
@@ -289,9 +291,9 @@ pub fn run(
                 as_of: as_of.to_string(),
             }));
         }
-        match transition {
-            Some(Transition::NewMatch) => {
-                out.events.push(OutEvent::NewMatch(EligibilityNewMatch {
+        for transition in transitions {
+            match transition {
+                Transition::NewMatch => out.events.push(OutEvent::NewMatch(EligibilityNewMatch {
                     idempotency_key: key.clone(),
                     user_id: user_id.to_string(),
                     scheme_id: rule.scheme_id.clone(),
@@ -299,41 +301,40 @@ pub fn run(
                     rule_id: rule.rule_id.clone(),
                     rule_version: rule.version as i32,
                     match_score: i32::from(evaluation.match_score),
-                    benefit,
+                    benefit: benefit.clone(),
                     evaluation_id: evaluation.evaluation_id.clone(),
                     input_hash: input_hash.clone(),
                     as_of: as_of.to_string(),
-                }))
+                })),
+                Transition::Lost(cause) => out.events.push(OutEvent::Lost(EligibilityLost {
+                    idempotency_key: key.clone(),
+                    user_id: user_id.to_string(),
+                    scheme_id: rule.scheme_id.clone(),
+                    rule_id: rule.rule_id.clone(),
+                    rule_version: rule.version as i32,
+                    reason: cause.name().to_string(),
+                    new_verdict: evaluation.verdict.name().to_string(),
+                    match_score: i32::from(evaluation.match_score),
+                    input_hash: input_hash.clone(),
+                    as_of: as_of.to_string(),
+                })),
+                Transition::PartialMatch => {
+                    out.events
+                        .push(OutEvent::PartialMatch(EligibilityPartialMatch {
+                            idempotency_key: key.clone(),
+                            user_id: user_id.to_string(),
+                            scheme_id: rule.scheme_id.clone(),
+                            scheme_name: rule.scheme_name.clone(),
+                            rule_id: rule.rule_id.clone(),
+                            rule_version: rule.version as i32,
+                            match_score: i32::from(evaluation.match_score),
+                            gaps: current.gaps.clone(),
+                            evaluation_id: evaluation.evaluation_id.clone(),
+                            input_hash: input_hash.clone(),
+                            as_of: as_of.to_string(),
+                        }))
+                }
             }
-            Some(Transition::Lost(cause)) => out.events.push(OutEvent::Lost(EligibilityLost {
-                idempotency_key: key.clone(),
-                user_id: user_id.to_string(),
-                scheme_id: rule.scheme_id.clone(),
-                rule_id: rule.rule_id.clone(),
-                rule_version: rule.version as i32,
-                reason: cause.name().to_string(),
-                new_verdict: evaluation.verdict.name().to_string(),
-                match_score: i32::from(evaluation.match_score),
-                input_hash: input_hash.clone(),
-                as_of: as_of.to_string(),
-            })),
-            Some(Transition::PartialMatch) => {
-                out.events
-                    .push(OutEvent::PartialMatch(EligibilityPartialMatch {
-                        idempotency_key: key.clone(),
-                        user_id: user_id.to_string(),
-                        scheme_id: rule.scheme_id.clone(),
-                        scheme_name: rule.scheme_name.clone(),
-                        rule_id: rule.rule_id.clone(),
-                        rule_version: rule.version as i32,
-                        match_score: i32::from(evaluation.match_score),
-                        gaps: current.gaps.clone(),
-                        evaluation_id: evaluation.evaluation_id.clone(),
-                        input_hash: input_hash.clone(),
-                        as_of: as_of.to_string(),
-                    }))
-            }
-            None => {}
         }
         out.audit.push(AuditRow {
             evaluation_id: evaluation.evaluation_id.clone(),
@@ -413,6 +414,7 @@ pub fn run(
             total_partial,
             results,
         }));
+    user.snapshots.push((input_hash, json.clone()));
     user.profile = Some(StoredProfile {
         profile,
         json,
@@ -438,8 +440,8 @@ fn leave(
         return;
     };
     user.touched.insert(scheme.to_string());
-    let (_, transition) = compare(Some(&stored.known), None, cause);
-    if let Some(Transition::Lost(cause)) = transition {
+    let (_, transitions) = compare(Some(&stored.known), None, cause);
+    if transitions.contains(&Transition::Lost(cause)) {
         out.events.push(OutEvent::Lost(EligibilityLost {
             idempotency_key: idempotency_key(user_id, scheme, stored.rule_version, input_hash),
             user_id: user_id.to_string(),

@@ -155,19 +155,23 @@ async fn write_profiles(
 ) -> anyhow::Result<()> {
     let mut ids = Vec::new();
     let mut hashes = Vec::new();
-    let mut jsons = Vec::new();
     let mut states = Vec::new();
     let mut dates = Vec::new();
     let mut topics = Vec::new();
     let mut partitions = Vec::new();
     let mut offsets = Vec::new();
+    let mut snapshot_hashes = Vec::new();
+    let mut snapshot_jsons = Vec::new();
     for (user_id, user) in users {
+        for (hash, json) in &user.snapshots {
+            snapshot_hashes.push(hash.clone());
+            snapshot_jsons.push(json.to_string());
+        }
         let Some(p) = user.profile.as_ref().filter(|_| user.profile_touched) else {
             continue;
         };
         ids.push(user_id.to_string());
         hashes.push(p.profile.input_snapshot_hash.clone());
-        jsons.push(p.json.to_string());
         states.push(p.state.clone());
         dates.push(p.as_of.to_string());
         topics.push(p.position.topic.clone());
@@ -181,7 +185,7 @@ async fn write_profiles(
         "INSERT INTO profile_snapshots (input_hash, profile)
          SELECT DISTINCT ON (h) h, j::jsonb FROM unnest($1::text[], $2::text[]) AS t(h, j)
          ON CONFLICT (input_hash) DO NOTHING",
-        &[&hashes, &jsons],
+        &[&snapshot_hashes, &snapshot_jsons],
     )
     .await?;
     tx.execute(

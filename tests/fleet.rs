@@ -1,0 +1,613 @@
+//! End-to-end tests of the evaluator against the real local stack (`scripts/stack.sh up`):
+//! PostgreSQL, Redis, the Kafka-protocol broker and the schema registry, over the network.
+//! Each test has its own database and consumer group, starts at the topics' current ends, and
+//! uses user ids of its own; the tests take turns (one worker at a time).
+
+mod support;
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+use engine::{Catalogue, Date, Profile, RuleSet};
+use fleet::events::*;
+use fleet::topics::*;
+use support::*;
+
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const AS_OF: &str = "2025-01-15";
+const OAP: &str = "sch_ka_old_age_pension";
+
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
+/// The rules a pass should evaluate for `profile` (independently of the worker's code path):
+/// the schemes in effect for the profile's state that read one of `fields` (all when None),
+/// and that apply on the date.
+fn expected_evaluations(profile: &serde_json::Value, fields: Option<&[&str]>) -> usize {
+    let catalogue = Catalogue::bundled();
+    let rules = RuleSet::bundled(&catalogue).unwrap();
+    let as_of = Date::parse(AS_OF).unwrap();
+    let parsed = Profile::from_json(&catalogue, profile, "test").unwrap();
+    let state = profile["demographics"]["state"].as_str();
+    RuleSet::for_state(rules.in_effect(as_of), state)
+        .into_iter()
+        .filter(|r| match fields {
+            None => true,
+            Some(fields) => {
+                let read = r.fields_read();
+                fields
+                    .iter()
+                    .any(|f| read.contains(&catalogue.id(f).unwrap()))
+            }
+        })
+        .filter(|r| engine::evaluate(&catalogue, r, &parsed, as_of).is_ok())
+        .count()
+}
+
+async fn audit_rows(pool: &deadpool_postgres::Pool, user: &str) -> i64 {
+    let client = pool.get().await.unwrap();
+    client
+        .query_one(
+            "SELECT count(*) FROM evaluation_audit_log WHERE user_id = $1",
+            &[&user],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+struct Setup {
+    stack: Stack,
+    kafka: Kafka,
+    pool: deadpool_postgres::Pool,
+    database_url: String,
+    group: String,
+    marks: rdkafka::TopicPartitionList,
+}
+
+async fn setup(name: &str) -> Setup {
+    let stack = Stack::get();
+    let kafka = Kafka::new(&stack);
+    let database_url = stack.fresh_database(name).await;
+    let group = unique(name);
+    let mut topics: Vec<&str> = EVALUATOR_INPUTS.to_vec();
+    let dlq: Vec<String> = EVALUATOR_INPUTS
+        .iter()
+        .map(|t| dead_letter_topic(t))
+        .collect();
+    topics.extend(dlq.iter().map(String::as_str));
+    topics.extend([
+        ELIGIBILITY_COMPUTED,
+        ELIGIBILITY_BATCH_COMPUTED,
+        ELIGIBILITY_NEW_MATCH,
+        ELIGIBILITY_LOST,
+        ELIGIBILITY_PARTIAL_MATCH,
+        RULE_CONFLICT_DETECTED,
+    ]);
+    let marks = kafka.marks(&topics);
+    kafka.start_group_at(&database_url, &group, &marks).await;
+    let pool = fleet::postgres::pool(&database_url, 2).unwrap();
+    Setup {
+        stack,
+        kafka,
+        pool,
+        database_url,
+        group,
+        marks,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_events() {
+    let _turn = TURN.lock().await;
+    let s = setup("e2e_profile").await;
+    let worker = Worker::start(&s.stack, &s.database_url, &s.group, &[]);
+    worker.wait_ready(Duration::from_secs(60));
+    let user = unique("citizen");
+
+    // 58: PARTIAL_MATCH for the Karnataka old-age pension (age is the gap); 60: ELIGIBLE;
+    // then no longer BPL: the pension is lost.
+    let steps = [
+        profile_json(&user, 58, true, "karnataka"),
+        profile_json(&user, 60, true, "karnataka"),
+        profile_json(&user, 60, false, "karnataka"),
+    ];
+    for profile in &steps {
+        s.kafka
+            .send(
+                USER_METADATA_UPDATED,
+                Some(partition_of(profile)),
+                &user,
+                &profile_update(&user, profile, AS_OF),
+            )
+            .await;
+    }
+    let lost: Vec<EligibilityLost> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            ELIGIBILITY_LOST,
+            Duration::from_secs(60),
+            |items: &[EligibilityLost]| items.iter().any(|e| e.user_id == user),
+        )
+        .await;
+    let lost: Vec<_> = lost.into_iter().filter(|e| e.user_id == user).collect();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert_eq!(lost[0].scheme_id, OAP);
+    assert_eq!(lost[0].reason, "profile_changed");
+    assert_eq!(lost[0].new_verdict, "PARTIAL_MATCH");
+
+    let partial: Vec<EligibilityPartialMatch> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            ELIGIBILITY_PARTIAL_MATCH,
+            Duration::from_secs(10),
+            |items: &[EligibilityPartialMatch]| {
+                items
+                    .iter()
+                    .filter(|e| e.user_id == user && e.scheme_id == OAP)
+                    .count()
+                    >= 2
+            },
+        )
+        .await;
+    let oap_partial: Vec<_> = partial
+        .iter()
+        .filter(|e| e.user_id == user && e.scheme_id == OAP)
+        .collect();
+    assert_eq!(oap_partial.len(), 2, "first at 58, again after losing BPL");
+    assert_eq!(oap_partial[0].match_score, 75);
+    assert_eq!(oap_partial[0].gaps.len(), 1);
+    assert_eq!(oap_partial[0].gaps[0].field, "identity.age");
+    assert_eq!(oap_partial[1].gaps[0].field, "economic.bpl_status");
+
+    let new_match: Vec<EligibilityNewMatch> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            ELIGIBILITY_NEW_MATCH,
+            Duration::from_secs(10),
+            |items: &[EligibilityNewMatch]| {
+                items
+                    .iter()
+                    .any(|e| e.user_id == user && e.scheme_id == OAP)
+            },
+        )
+        .await;
+    let oap_match: Vec<_> = new_match
+        .iter()
+        .filter(|e| e.user_id == user && e.scheme_id == OAP)
+        .collect();
+    assert_eq!(oap_match.len(), 1);
+    assert!(
+        oap_match[0]
+            .benefit
+            .as_deref()
+            .unwrap_or("")
+            .contains("1200")
+    );
+    assert_eq!(
+        oap_match[0].idempotency_key,
+        format!("{user}:{OAP}:v1:{}", oap_match[0].input_hash)
+    );
+
+    // The audit log has every evaluation: all schemes first, then only those reading the
+    // changed field.
+    let expected = expected_evaluations(&steps[0], None)
+        + expected_evaluations(&steps[1], Some(&["identity.age"]))
+        + expected_evaluations(&steps[2], Some(&["economic.bpl_status"]));
+    let rows = eventually(Duration::from_secs(10), "audit rows", || async {
+        let n = audit_rows(&s.pool, &user).await;
+        (n as usize == expected).then_some(n)
+    })
+    .await;
+    assert!(
+        rows > 20,
+        "the corpus has more than 20 schemes for Karnataka"
+    );
+
+    let client = s.pool.get().await.unwrap();
+    let row = client
+        .query_one(
+            "SELECT verdict, match_score, rule_id FROM current_verdicts WHERE user_id = $1 AND scheme_id = $2",
+            &[&user, &OAP],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "PARTIAL_MATCH");
+    assert_eq!(row.get::<_, i16>(1), 75);
+    let snapshots: i64 = client
+        .query_one(
+            "SELECT count(*) FROM profile_snapshots WHERE profile->>'user_id' = $1",
+            &[&user],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        snapshots, 3,
+        "one content-addressed snapshot per distinct profile"
+    );
+
+    let cache = fleet::cache::Cache::connect(&s.stack.redis_url)
+        .await
+        .unwrap();
+    let cached = cache
+        .get(&fleet::cache::verdict_key(&user, OAP))
+        .await
+        .unwrap()
+        .expect("the verdict is cached");
+    let cached: serde_json::Value = serde_json::from_str(&cached).unwrap();
+    assert_eq!(cached["verdict"], "PARTIAL_MATCH");
+    assert!(
+        cache
+            .get(&fleet::cache::summary_key(&user))
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    // Observability: the endpoints answer and the metrics carry the contract's names. The
+    // scrape is kept for scripts/check-deploy.sh, which checks dashboards and alerts against it.
+    assert_eq!(worker.http_get("/healthz").0, 200);
+    let (status, metrics) = worker.http_get("/metrics");
+    assert_eq!(status, 200);
+    for name in [
+        "eligibility_events_consumed_total{topic=\"user.metadata.updated\"} 3",
+        "eligibility_micro_batch_size_bucket",
+        "eligibility_evaluation_duration_seconds_bucket{engine=\"scalar\"",
+        "eligibility_store_duration_seconds_bucket{store=\"postgres\",op=\"commit_batch\"",
+        "eligibility_transition_events_total{kind=\"new_match\"}",
+        "eligibility_verdicts_total{verdict=\"partial_match\"}",
+        "eligibility_last_progress_timestamp_seconds",
+    ] {
+        assert!(metrics.contains(name), "/metrics lacks {name}:\n{metrics}");
+    }
+    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    std::fs::write(target.join("e2e-evaluator-metrics.txt"), &metrics).unwrap();
+    assert_eq!(
+        worker.terminate(),
+        Some(0),
+        "SIGTERM stops the worker cleanly"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_events_go_to_the_dead_letter_topic_and_the_next_one_is_processed() {
+    let _turn = TURN.lock().await;
+    let s = setup("e2e_dlq").await;
+    let _worker = Worker::start(&s.stack, &s.database_url, &s.group, &[]);
+    let user = unique("citizen");
+    let garbage = b"\x07not avro at all".to_vec();
+    s.kafka
+        .send_raw(USER_METADATA_UPDATED, Some(8), &user, garbage.clone())
+        .await;
+    let mut bad = profile_json(&user, 70, true, "karnataka");
+    bad["identity"]["favourite_colour"] = "blue".into();
+    s.kafka
+        .send(
+            USER_METADATA_UPDATED,
+            Some(8),
+            &user,
+            &profile_update(&user, &bad, AS_OF),
+        )
+        .await;
+    let good = profile_json(&user, 70, true, "karnataka");
+    s.kafka
+        .send(
+            USER_METADATA_UPDATED,
+            Some(8),
+            &user,
+            &profile_update(&user, &good, AS_OF),
+        )
+        .await;
+    let bad_rule = RulesUpdate {
+        event_id: unique("rule"),
+        rule_yaml: "rule_id: r\nscheme_id: s\nversion: 1\neligibility: {field: identity.shoe_size, operator: gte, value: 9}\n".into(),
+        author: "e2e".into(),
+        reason: None,
+        as_of: None,
+    };
+    s.kafka
+        .send(POLICY_RULES_UPDATED, None, "s", &bad_rule)
+        .await;
+
+    let dead: Vec<DeadLetter> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            &dead_letter_topic(USER_METADATA_UPDATED),
+            Duration::from_secs(60),
+            |items: &[DeadLetter]| items.len() >= 2,
+        )
+        .await;
+    assert_eq!(dead.len(), 2, "{dead:?}");
+    assert_eq!(dead[0].reason_code, "decode_failed");
+    assert_eq!(dead[0].original_value.as_deref(), Some(&garbage[..]));
+    assert_eq!(dead[1].reason_code, "validation_failed");
+    assert!(
+        dead[1].reason.contains("favourite_colour"),
+        "{}",
+        dead[1].reason
+    );
+    assert_eq!(dead[1].source_partition, 8);
+
+    let rules_dead: Vec<DeadLetter> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            &dead_letter_topic(POLICY_RULES_UPDATED),
+            Duration::from_secs(30),
+            |items: &[DeadLetter]| !items.is_empty(),
+        )
+        .await;
+    assert_eq!(rules_dead.len(), 1);
+    assert_eq!(rules_dead[0].reason_code, "validation_failed");
+    assert!(
+        rules_dead[0].reason.contains("identity.shoe_size"),
+        "{}",
+        rules_dead[0].reason
+    );
+
+    let expected = expected_evaluations(&good, None);
+    eventually(
+        Duration::from_secs(30),
+        "the good record's audit rows",
+        || async { (audit_rows(&s.pool, &user).await as usize == expected).then_some(()) },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rule_update_re_evaluates_the_users_it_covers() {
+    let _turn = TURN.lock().await;
+    let s = setup("e2e_rules").await;
+    let _worker = Worker::start(&s.stack, &s.database_url, &s.group, &[]);
+    let near = unique("near");
+    let far = unique("far");
+    let elsewhere = unique("tn");
+    let profiles = [
+        profile_json(&near, 57, true, "karnataka"),
+        profile_json(&far, 40, true, "karnataka"),
+        profile_json(&elsewhere, 57, true, "tamil_nadu"),
+    ];
+    for p in &profiles {
+        let user = p["user_id"].as_str().unwrap();
+        s.kafka
+            .send(
+                USER_METADATA_UPDATED,
+                Some(partition_of(p)),
+                user,
+                &profile_update(user, p, AS_OF),
+            )
+            .await;
+    }
+    for user in [&near, &far, &elsewhere] {
+        eventually(Duration::from_secs(60), "first evaluation", || async {
+            (audit_rows(&s.pool, user).await > 0).then_some(())
+        })
+        .await;
+    }
+
+    // Version 2 lowers the pension age to 55.
+    let v1 = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../schemes/karnataka/old_age_pension.yaml"),
+    )
+    .unwrap();
+    let v2 = v1
+        .replace(
+            "rule_id: \"rule_ka_oap_001\"",
+            "rule_id: \"rule_ka_oap_002\"",
+        )
+        .replace("version: 1", "version: 2")
+        .replace(
+            "operator: \"gte\", value: 60",
+            "operator: \"gte\", value: 55",
+        );
+    assert_ne!(v1, v2);
+    let update = RulesUpdate {
+        event_id: unique("rule"),
+        rule_yaml: v2,
+        author: "e2e".into(),
+        reason: Some("pension age lowered".into()),
+        as_of: Some(AS_OF.into()),
+    };
+    s.kafka.send(POLICY_RULES_UPDATED, None, OAP, &update).await;
+
+    let matches: Vec<EligibilityNewMatch> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            ELIGIBILITY_NEW_MATCH,
+            Duration::from_secs(60),
+            |items: &[EligibilityNewMatch]| {
+                items
+                    .iter()
+                    .any(|e| e.user_id == near && e.scheme_id == OAP)
+            },
+        )
+        .await;
+    let m: Vec<_> = matches
+        .iter()
+        .filter(|e| e.user_id == near && e.scheme_id == OAP)
+        .collect();
+    assert_eq!(m.len(), 1);
+    assert_eq!(
+        (m[0].rule_id.as_str(), m[0].rule_version),
+        ("rule_ka_oap_002", 2)
+    );
+    assert!(
+        !matches
+            .iter()
+            .any(|e| e.user_id == far || e.user_id == elsewhere)
+    );
+
+    // Versions 1 and 2 are both open-ended: the overlap is reported.
+    let conflicts: Vec<RuleConflictDetected> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            RULE_CONFLICT_DETECTED,
+            Duration::from_secs(10),
+            |items: &[RuleConflictDetected]| !items.is_empty(),
+        )
+        .await;
+    assert!(
+        conflicts
+            .iter()
+            .any(|c| c.conflict_type == "overlapping_versions"
+                && c.rule_ids.contains(&"rule_ka_oap_001".to_string())
+                && c.rule_ids.contains(&"rule_ka_oap_002".to_string())),
+        "{conflicts:?}"
+    );
+
+    let client = s.pool.get().await.unwrap();
+    let versions: i64 = client
+        .query_one(
+            "SELECT count(*) FROM eligibility_rules WHERE scheme_id = $1",
+            &[&OAP],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(versions, 2);
+    let rows = client
+        .query(
+            "SELECT user_id, verdict FROM current_verdicts WHERE scheme_id = $1 AND rule_id = 'rule_ka_oap_002'",
+            &[&OAP],
+        )
+        .await
+        .unwrap();
+    let by_user: HashSet<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert!(by_user.contains(&(near.clone(), "ELIGIBLE".into())));
+    assert!(by_user.contains(&(far.clone(), "PARTIAL_MATCH".into())));
+    let tn: i64 = client
+        .query_one(
+            "SELECT count(*) FROM evaluation_audit_log WHERE user_id = $1 AND rule_id = 'rule_ka_oap_002'",
+            &[&elsewhere],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        tn, 0,
+        "a Tamil Nadu citizen is not re-evaluated for a Karnataka scheme"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_killed_mid_stream_leaves_no_audit_row_missing_and_no_transition_unpublished() {
+    let _turn = TURN.lock().await;
+    let s = setup("e2e_kill").await;
+    let states = [
+        "karnataka",
+        "tamil_nadu",
+        "bihar",
+        "uttar_pradesh",
+        "kerala",
+        "delhi",
+    ];
+    let users: Vec<serde_json::Value> = (0..600)
+        .map(|i| {
+            let user = unique(&format!("k{i}"));
+            profile_json(
+                &user,
+                50 + (i % 25) as i64,
+                i % 3 != 0,
+                states[i % states.len()],
+            )
+        })
+        .collect();
+    for p in &users {
+        let user = p["user_id"].as_str().unwrap();
+        s.kafka
+            .send(
+                USER_METADATA_UPDATED,
+                Some(partition_of(p)),
+                user,
+                &profile_update(user, p, AS_OF),
+            )
+            .await;
+    }
+
+    let worker = Worker::start(&s.stack, &s.database_url, &s.group, &["--max-batch", "10"]);
+    let done_at_kill = eventually(
+        Duration::from_secs(60),
+        "a first committed batch",
+        || async {
+            let n = count(&s.pool, "SELECT count(*) FROM profile_current").await;
+            (n > 0).then_some(n)
+        },
+    )
+    .await;
+    worker.kill();
+    assert!(
+        (done_at_kill as usize) < users.len(),
+        "the worker was killed mid-stream ({done_at_kill} of {} users done)",
+        users.len()
+    );
+
+    let _restarted = Worker::start(&s.stack, &s.database_url, &s.group, &["--max-batch", "50"]);
+    eventually(Duration::from_secs(120), "every user processed", || async {
+        let n = count(&s.pool, "SELECT count(*) FROM profile_current").await;
+        (n as usize == users.len()).then_some(())
+    })
+    .await;
+
+    // Every evaluation is in the audit log exactly once.
+    let expected: usize = users.iter().map(|p| expected_evaluations(p, None)).sum();
+    assert_eq!(
+        count(&s.pool, "SELECT count(*) FROM evaluation_audit_log").await as usize,
+        expected
+    );
+    // Every (user, scheme) that became ELIGIBLE was announced (possibly twice, never zero).
+    let wanted: BTreeSet<(String, String)> = {
+        let client = s.pool.get().await.unwrap();
+        client
+            .query(
+                "SELECT user_id, scheme_id FROM current_verdicts WHERE verdict = 'ELIGIBLE'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect()
+    };
+    assert!(!wanted.is_empty());
+    let ours: HashSet<String> = users
+        .iter()
+        .map(|p| p["user_id"].as_str().unwrap().to_string())
+        .collect();
+    let announced: Vec<EligibilityNewMatch> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            ELIGIBILITY_NEW_MATCH,
+            Duration::from_secs(60),
+            |items: &[EligibilityNewMatch]| {
+                let seen: BTreeSet<(String, String)> = items
+                    .iter()
+                    .map(|e| (e.user_id.clone(), e.scheme_id.clone()))
+                    .collect();
+                wanted.is_subset(&seen)
+            },
+        )
+        .await;
+    let seen: BTreeSet<(String, String)> = announced
+        .iter()
+        .filter(|e| ours.contains(&e.user_id))
+        .map(|e| (e.user_id.clone(), e.scheme_id.clone()))
+        .collect();
+    let missing: Vec<_> = wanted.difference(&seen).collect();
+    assert!(missing.is_empty(), "unpublished new_match: {missing:?}");
+    assert_eq!(seen, wanted, "no new_match for a pair that is not ELIGIBLE");
+}

@@ -1,0 +1,362 @@
+//! What the end-to-end tests share: the local stack's addresses (`scripts/stack.sh`), a fresh
+//! database per test, a worker process, and a producer/reader of real Avro records.
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fleet::avro::Codec;
+use fleet::config::{KafkaConfig, Vars};
+use fleet::topics::*;
+use rdkafka::consumer::{Consumer, StreamConsumer};
+use rdkafka::{Message, Offset, TopicPartitionList};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// The stack's addresses: the environment's `ELIGIBILITY_*`, else `scripts/stack.sh`'s defaults.
+pub struct Stack {
+    pub brokers: String,
+    pub database_url: String,
+    pub redis_url: String,
+    pub registry_url: String,
+}
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+impl Stack {
+    pub fn get() -> Stack {
+        let stack = Stack {
+            brokers: env_or("ELIGIBILITY_KAFKA_BROKERS", "127.0.0.1:9092"),
+            database_url: env_or(
+                "ELIGIBILITY_DATABASE_URL",
+                "postgres://eligibility:eligibility@127.0.0.1:5432/eligibility?sslmode=disable",
+            ),
+            redis_url: env_or("ELIGIBILITY_REDIS_URL", "redis://127.0.0.1:6379"),
+            registry_url: env_or("ELIGIBILITY_SCHEMA_REGISTRY_URL", "http://127.0.0.1:8081"),
+        };
+        let port = stack.brokers.rsplit(':').next().unwrap_or("9092");
+        assert!(
+            std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok(),
+            "no broker at {}: start the local stack with `scripts/stack.sh up`",
+            stack.brokers
+        );
+        stack
+    }
+
+    pub fn kafka(&self) -> KafkaConfig {
+        KafkaConfig::from_vars(&Vars::from_pairs([(
+            "ELIGIBILITY_KAFKA_BROKERS",
+            self.brokers.as_str(),
+        )]))
+        .expect("valid")
+    }
+
+    /// A new empty database for one test; its URL.
+    pub async fn fresh_database(&self, name: &str) -> String {
+        let pool = fleet::postgres::pool(&self.database_url, 1).expect("pool");
+        let client = pool.get().await.expect("PostgreSQL answers");
+        let db = format!("{name}_{}", std::process::id());
+        for statement in [
+            format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
+            format!("CREATE DATABASE {db}"),
+        ] {
+            client
+                .batch_execute(&statement)
+                .await
+                .expect("the stack's role may create databases");
+        }
+        let (base, query) = self
+            .database_url
+            .rsplit_once('/')
+            .map(|(b, rest)| (b, rest.split_once('?').map(|(_, q)| q)))
+            .expect("a URL with a database");
+        match query {
+            Some(q) => format!("{base}/{db}?{q}"),
+            None => format!("{base}/{db}"),
+        }
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// An `eligibility evaluator` process.
+pub struct Worker {
+    pub child: Child,
+    pub http_port: u16,
+}
+
+impl Worker {
+    pub fn start(stack: &Stack, database_url: &str, group: &str, args: &[&str]) -> Worker {
+        let http_port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_eligibility"))
+            .arg("evaluator")
+            .args(args)
+            .env("ELIGIBILITY_KAFKA_BROKERS", &stack.brokers)
+            .env("ELIGIBILITY_DATABASE_URL", database_url)
+            .env("ELIGIBILITY_REDIS_URL", &stack.redis_url)
+            .env("ELIGIBILITY_SCHEMA_REGISTRY_URL", &stack.registry_url)
+            .env("ELIGIBILITY_CONSUMER_GROUP", group)
+            .env("ELIGIBILITY_HTTP_ADDR", format!("127.0.0.1:{http_port}"))
+            .env("ELIGIBILITY_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the eligibility binary starts");
+        Worker { child, http_port }
+    }
+
+    pub fn http_get(&self, path: &str) -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut stream =
+            std::net::TcpStream::connect(("127.0.0.1", self.http_port)).expect("worker HTTP");
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response[9..12].parse().unwrap_or(0);
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+
+    /// Waits until `/readyz` answers 200.
+    pub fn wait_ready(&self, within: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            if std::net::TcpStream::connect(("127.0.0.1", self.http_port)).is_ok()
+                && self.http_get("/readyz").0 == 200
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("the worker was not ready within {within:?}");
+    }
+
+    /// SIGKILL: no graceful shutdown, the batch in flight is abandoned.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM and wait; returns the exit status code.
+    pub fn terminate(mut self) -> Option<i32> {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        self.child.wait().ok().and_then(|s| s.code())
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub struct Kafka {
+    pub kafka: KafkaConfig,
+    pub codec: Codec,
+    producer: rdkafka::producer::FutureProducer,
+}
+
+pub fn all_topics() -> Vec<String> {
+    partition_map()
+        .all_topics()
+        .into_iter()
+        .map(|(t, _)| t)
+        .filter(|t| fleet::avro::schema_for(t).is_some())
+        .collect()
+}
+
+impl Kafka {
+    pub fn new(stack: &Stack) -> Kafka {
+        let kafka = stack.kafka();
+        Kafka {
+            codec: Codec::new(&stack.registry_url, &all_topics()),
+            producer: fleet::kafka::producer(&kafka).expect("producer"),
+            kafka,
+        }
+    }
+
+    pub async fn send(
+        &self,
+        topic: &str,
+        partition: Option<i32>,
+        key: &str,
+        item: &impl Serialize,
+    ) {
+        let payload = self.codec.encode(topic, item).await.expect("encodes");
+        self.send_raw(topic, partition, key, payload).await;
+    }
+
+    pub async fn send_raw(&self, topic: &str, partition: Option<i32>, key: &str, payload: Vec<u8>) {
+        use rdkafka::producer::FutureRecord;
+        let mut record = FutureRecord::to(topic).key(key).payload(&payload);
+        if let Some(p) = partition {
+            record = record.partition(p);
+        }
+        self.producer
+            .send(record, Duration::from_secs(10))
+            .await
+            .map_err(|(e, _)| e)
+            .expect("the broker acknowledges");
+    }
+
+    /// The end offsets of every partition of `topics` now: a reader from here sees only what
+    /// this test causes.
+    pub fn marks(&self, topics: &[&str]) -> TopicPartitionList {
+        let consumer: StreamConsumer = fleet::kafka::client_config(&self.kafka)
+            .set("group.id", "e2e-marks")
+            .create()
+            .unwrap();
+        let mut list = TopicPartitionList::new();
+        for topic in topics {
+            let partitions = partition_map()
+                .all_topics()
+                .into_iter()
+                .find(|(t, _)| t == topic)
+                .map(|(_, p)| p)
+                .expect("a topic of the map");
+            for p in 0..partitions {
+                let (_, high) = consumer
+                    .fetch_watermarks(topic, p, Duration::from_secs(10))
+                    .expect("watermarks");
+                list.add_partition_offset(topic, p, Offset::Offset(high))
+                    .unwrap();
+            }
+        }
+        list
+    }
+
+    /// Pre-commits `marks` as `group`'s offsets in the test's database, so a new worker skips
+    /// every record older than the test (the worker resumes from PostgreSQL).
+    pub async fn start_group_at(
+        &self,
+        database_url: &str,
+        group: &str,
+        marks: &TopicPartitionList,
+    ) {
+        let pool = fleet::postgres::pool(database_url, 1).unwrap();
+        fleet::postgres::migrate(&pool).await.unwrap();
+        let client = pool.get().await.unwrap();
+        for e in marks.elements() {
+            if let Offset::Offset(o) = e.offset() {
+                client
+                    .execute(
+                        "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
+                         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                        &[&group, &e.topic(), &e.partition(), &o],
+                    )
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+
+    /// Reads records from `marks` on, decoding them, until `done` says so or `within` passes.
+    pub async fn read_until<T: DeserializeOwned>(
+        &self,
+        marks: &TopicPartitionList,
+        topic: &str,
+        within: Duration,
+        mut done: impl FnMut(&[T]) -> bool,
+    ) -> Vec<T> {
+        let mut list = TopicPartitionList::new();
+        for e in marks.elements().iter().filter(|e| e.topic() == topic) {
+            list.add_partition_offset(topic, e.partition(), e.offset())
+                .unwrap();
+        }
+        let consumer = fleet::kafka::assigned_consumer(&self.kafka, &list).unwrap();
+        let mut items = Vec::new();
+        let deadline = Instant::now() + within;
+        while !done(&items) && Instant::now() < deadline {
+            match tokio::time::timeout(Duration::from_millis(500), consumer.recv()).await {
+                Ok(Ok(message)) => {
+                    let payload = message.payload().unwrap_or_default();
+                    items.push(self.codec.decode::<T>(payload).await.expect("decodes"));
+                }
+                Ok(Err(e)) => panic!("reading {topic}: {e}"),
+                Err(_) => {}
+            }
+        }
+        items
+    }
+}
+
+/// Polls `check` until it returns Some or `within` passes.
+pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Counts rows of a query with no parameters.
+pub async fn count(pool: &deadpool_postgres::Pool, sql: &str) -> i64 {
+    let client = pool.get().await.unwrap();
+    client.query_one(sql, &[]).await.unwrap().get(0)
+}
+
+pub fn profile_json(user_id: &str, age: i64, bpl: bool, state: &str) -> serde_json::Value {
+    serde_json::json!({
+        "user_id": user_id,
+        "identity": {
+            "age": age, "gender": "female", "social_category": "obc",
+            "verified_documents": ["aadhaar", "ration_card", "bpl_card", "bank_passbook"]
+        },
+        "demographics": {"state": state, "district": "mysuru", "urban_rural": "rural"},
+        "economic": {
+            "annual_income": 96000, "bpl_status": bpl, "land_holding": 0.8,
+            "occupation": "agricultural_labourer", "is_income_tax_payer": false,
+            "has_bank_account": true, "is_government_employee": false
+        },
+        "eligibility": {"active_schemes": []}
+    })
+}
+
+pub fn profile_update(
+    user_id: &str,
+    profile: &serde_json::Value,
+    as_of: &str,
+) -> fleet::events::ProfileUpdate {
+    fleet::events::ProfileUpdate {
+        event_id: format!("{user_id}-{}", engine::hash::jcs_sha256(profile)),
+        user_id: user_id.to_string(),
+        profile: profile.to_string(),
+        as_of: Some(as_of.to_string()),
+    }
+}
+
+/// Where a producer following the partition map sends a user's profile.
+pub fn partition_of(profile: &serde_json::Value) -> i32 {
+    let state = profile["demographics"]["state"].as_str();
+    partition_map().partition_for(state, profile["user_id"].as_str().unwrap())
+}
+
+pub type Counts = HashMap<String, usize>;
