@@ -447,7 +447,7 @@ async fn a_rule_update_re_evaluates_the_users_it_covers() {
     assert!(
         !matches
             .iter()
-            .any(|e| e.user_id == far || e.user_id == elsewhere)
+            .any(|e| e.scheme_id == OAP && (e.user_id == far || e.user_id == elsewhere))
     );
 
     // Versions 1 and 2 are both open-ended: the overlap is reported.
