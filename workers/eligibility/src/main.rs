@@ -5,13 +5,14 @@
 //! - `oracle`: run Oracle-A over a test set or one case.
 //! - `schema profile`: print the profile JSON Schema derived from the field catalogue.
 //! - `evaluator`: the stream worker (see [`evaluator`]); `migrate`, `topics create`: the set-up
-//!   jobs; `schema-registry`: the local registry (development default).
+//!   jobs; `schema-registry`: the local registry (development default); `replay`: backfill.
 //!
 //! Exit codes: 0 success, 1 bad input or a failed check (with a message naming the problem),
 //! 2 a usage error.
 
 mod commands;
 mod evaluator;
+mod replay;
 mod rules_source;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +50,8 @@ enum Command {
     Topics(commands::services::TopicsCommand),
     /// Serve the local Confluent-compatible schema registry (development default only).
     SchemaRegistry(commands::services::RegistryArgs),
+    /// Re-read a range of an input topic through the evaluator's pipeline (backfill).
+    Replay(replay::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Migrate => commands::services::migrate(),
         Command::Topics(command) => commands::services::topics(command),
         Command::SchemaRegistry(args) => commands::services::schema_registry(args),
+        Command::Replay(args) => replay::run(args),
     };
     match result {
         Ok(code) => code,

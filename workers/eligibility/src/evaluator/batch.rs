@@ -2,6 +2,7 @@
 //! records become dead letters), run each user's pass, publish, commit, cache.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use engine::{Date, Profile, Verdict};
@@ -51,8 +52,10 @@ pub async fn process(
     let fresh: Vec<Record> = records
         .into_iter()
         .filter(|r| {
-            done.get(&(r.topic.clone(), r.partition))
-                .is_none_or(|&next| r.offset >= next)
+            pipeline.replay
+                || done
+                    .get(&(r.topic.clone(), r.partition))
+                    .is_none_or(|&next| r.offset >= next)
         })
         .collect();
     let mut committed = HashMap::new();
@@ -171,7 +174,7 @@ async fn process_profiles(
                 )
             })?;
     write_cache(pipeline, &users).await;
-    record_metrics(&records, &rejected, &audit, &events);
+    record_metrics(pipeline, &records, &rejected, &audit, &events);
     Ok(next)
 }
 
@@ -317,6 +320,7 @@ pub async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
 }
 
 pub fn record_metrics(
+    pipeline: &Pipeline,
     records: &[Record],
     rejected: &[Rejected],
     audit: &[AuditRow],
@@ -344,6 +348,11 @@ pub fn record_metrics(
             metrics::counter!(m::TRANSITION_EVENTS, "kind" => kind).increment(1);
         }
     }
+    let stats = &pipeline.stats;
+    stats.records.fetch_add(records.len() as u64, Relaxed);
+    stats.dead_lettered.fetch_add(rejected.len() as u64, Relaxed);
+    stats.evaluations.fetch_add(audit.len() as u64, Relaxed);
+    stats.events.fetch_add(events.len() as u64, Relaxed);
     metrics::histogram!(m::MICRO_BATCH_SIZE).record(records.len() as f64);
     metrics::gauge!(m::LAST_PROGRESS).set(m::unix_now());
 }

@@ -23,6 +23,7 @@ pub mod rules_store;
 pub mod store;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -69,6 +70,25 @@ pub struct Pipeline {
     /// (topic, partition) → next offset to process, as committed in PostgreSQL.
     pub offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
     pub health: Arc<Health>,
+    /// `replay`: no offsets are read or written (the range is the caller's), and records a
+    /// user has already moved past change nothing.
+    pub replay: bool,
+    pub stats: Stats,
+}
+
+/// Running totals, for `replay`'s progress line and summary.
+#[derive(Default)]
+pub struct Stats {
+    pub records: AtomicU64,
+    pub dead_lettered: AtomicU64,
+    pub evaluations: AtomicU64,
+    pub events: AtomicU64,
+}
+
+impl Stats {
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
 }
 
 /// Topics whose records the codec must read or write.
@@ -95,6 +115,7 @@ impl Pipeline {
         config: &Config,
         group: &str,
         health: Arc<Health>,
+        replay: bool,
     ) -> anyhow::Result<Pipeline> {
         let pool = fleet::postgres::pool(&config.database_url, 8)?;
         let applied = fleet::postgres::migrate(&pool)
@@ -130,6 +151,8 @@ impl Pipeline {
             book,
             offsets,
             health,
+            replay,
+            stats: Stats::default(),
         })
     }
 
@@ -184,7 +207,7 @@ pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> any
         }
         None => EVALUATOR_INPUTS.iter().map(|t| t.to_string()).collect(),
     };
-    let mut pipeline = Pipeline::connect(&config, &group, health.clone()).await?;
+    let mut pipeline = Pipeline::connect(&config, &group, health.clone(), false).await?;
     let topic_refs: Vec<&str> = topics.iter().map(String::as_str).collect();
     let (consumer, tracker) = fleet::kafka::consumer(&config.kafka, &group, &topic_refs)?;
     let consumer = Arc::new(consumer);

@@ -29,7 +29,11 @@ const PAGE: i64 = 5000;
 type Offsets = HashMap<(String, i32), i64>;
 
 pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<Offsets> {
-    let offsets: Offsets = [((record.topic.clone(), record.partition), record.offset + 1)].into();
+    let offsets: Offsets = if pipeline.replay {
+        Offsets::new()
+    } else {
+        [((record.topic.clone(), record.partition), record.offset + 1)].into()
+    };
     let outcome = match record.topic.as_str() {
         POLICY_RULES_UPDATED => rules_updated(pipeline, &record).await?,
         SCHEME_DEADLINE_APPROACHING => deadline(pipeline, &record).await?,
@@ -216,7 +220,7 @@ async fn dead_letter(
         },
     )
     .await?;
-    record_metrics(std::slice::from_ref(record), &[rejected], &[], &[]);
+    record_metrics(pipeline, std::slice::from_ref(record), &[rejected], &[], &[]);
     Ok(())
 }
 
@@ -269,6 +273,7 @@ async fn reevaluate_scheme(
         })?;
         write_cache(pipeline, &done.0).await;
         record_metrics(
+            pipeline,
             if last_page {
                 std::slice::from_ref(record)
             } else {
