@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The project's test command (README, `.ci/run`): formatting, lints, every Rust test, and the
-# deployment checks (helm, kubernetes-validate, promtool, dashboards, metric names).
+# The project's test command (README, `.ci/run`): formatting, lints, the local stack
+# (scripts/stack.sh: PostgreSQL, Redis, the Kafka-protocol broker, the schema registry, topics),
+# every Rust test (the end-to-end ones talk to that stack), and the deployment checks (helm,
+# kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,7 +10,11 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== local stack"
+cargo build --locked -p eligibility
+ELIGIBILITY_STACK_BIN="$PWD/target/debug/eligibility" scripts/stack.sh up
 echo "== cargo test"
 cargo test --workspace --locked
 echo "== deployment checks"
-scripts/check-deploy.sh
+# The end-to-end test saved the evaluator's /metrics scrape there.
+scripts/check-deploy.sh --metrics target/e2e-evaluator-metrics.txt

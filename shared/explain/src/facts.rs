@@ -1,0 +1,225 @@
+//! Facts: what one evaluation says, as sentences in one language.
+//!
+//! One fact per item of the evaluation, in this order: the verdict, the score, each evaluated
+//! condition, each exclusion that bars the citizen, each gap, then the benefit (its kind, its
+//! amounts, its description). Each is worded from the evaluation's own values and nothing else,
+//! so an explanation built from facts, or checked against them, says only what was decided.
+
+use engine::catalogue::{FieldSpec, FieldType};
+use engine::eval::{ConditionTrace, Evaluation};
+use engine::format::rupees;
+use engine::gaps::GapKind;
+use engine::value::FieldValue;
+use engine::{Catalogue, Verdict};
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::language::Language;
+use crate::phrasing::{Amounts, Condition, Exclusion, Field, Gap, Phrasing};
+use crate::sanitize::sanitize_profile_text;
+use crate::values::Values;
+
+/// Gap descriptions quote profile values; this bounds them like the values themselves.
+const GAP_DESCRIPTION_MAX_CHARS: usize = 600;
+
+/// What a fact is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FactKind {
+    Verdict,
+    Score,
+    /// One evaluated condition; `met` is the condition's own truth (under a `NOT` the path
+    /// needs it unmet).
+    Condition {
+        met: bool,
+    },
+    /// An exclusion that bars the citizen.
+    Exclusion,
+    Gap {
+        gap_kind: GapKind,
+    },
+    Benefit,
+}
+
+/// One fact sentence (no final full stop).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fact {
+    #[serde(flatten)]
+    pub kind: FactKind,
+    pub text: String,
+}
+
+/// The facts of one evaluation in one language. Only [`facts`] makes them, so every fact is
+/// the evaluation's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Facts {
+    language: Language,
+    verdict: Verdict,
+    facts: Vec<Fact>,
+}
+
+impl Facts {
+    pub fn language(&self) -> Language {
+        self.language
+    }
+
+    /// The engine's verdict the facts state.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    pub fn facts(&self) -> &[Fact] {
+        &self.facts
+    }
+
+    /// The fact sentences, in order: Oracle-A's `facts`.
+    pub fn texts(&self) -> Vec<String> {
+        self.facts.iter().map(|f| f.text.clone()).collect()
+    }
+}
+
+/// The facts of `evaluation` in `language`; `catalogue` names the fields and gives their units.
+pub fn facts(evaluation: &Evaluation<'_>, catalogue: &Catalogue, language: Language) -> Facts {
+    let words = language.phrasing();
+    let mut facts = Vec::new();
+    let mut push = |kind: FactKind, text: String| facts.push(Fact { kind, text });
+
+    push(
+        FactKind::Verdict,
+        words.verdict(
+            evaluation.scheme_name,
+            evaluation.verdict,
+            &words.date(evaluation.as_of),
+        ),
+    );
+    push(
+        FactKind::Score,
+        words.score(
+            evaluation.match_score,
+            evaluation.matched_conditions,
+            evaluation.total_conditions,
+        ),
+    );
+    for trace in &evaluation.conditions_evaluated {
+        let on = FieldOf::new(catalogue, words, trace.field, trace.actual);
+        push(
+            FactKind::Condition { met: trace.result },
+            words.condition(&Condition {
+                label: trace.label,
+                actual: trace.actual.map(|a| on.values.actual(a)),
+                required: on.required(trace.operator, trace.expected),
+                met: trace.result,
+                field: on.field,
+            }),
+        );
+    }
+    for excluded in &evaluation.excluded_by {
+        // `excluded_by` lists exclusions known to fail: their traces have a value.
+        let Some((trace, actual)) = evaluation
+            .exclusions_checked
+            .iter()
+            .find(|t| t.path == excluded.path)
+            .and_then(|t| t.actual.map(|a| (t, a)))
+        else {
+            continue;
+        };
+        push(
+            FactKind::Exclusion,
+            exclusion(catalogue, words, trace, actual),
+        );
+    }
+    for gap in &evaluation.gaps {
+        let on = FieldOf::new(catalogue, words, gap.field, gap.actual);
+        let text = words.gap(&Gap {
+            kind: gap.gap_kind,
+            description: sanitize_profile_text(&gap.gap_description, GAP_DESCRIPTION_MAX_CHARS),
+            actual: gap.actual.map(|a| on.values.actual(a)),
+            required: on.required(gap.operator, gap.required),
+            negated: gap.negated,
+            distance: gap
+                .gap
+                .as_ref()
+                .and_then(Json::as_f64)
+                .map(|d| on.values.number(d)),
+            estimated_eligibility_date: gap.estimated_eligibility_date.map(|d| words.date(d)),
+            field: on.field,
+        });
+        push(
+            FactKind::Gap {
+                gap_kind: gap.gap_kind,
+            },
+            text,
+        );
+    }
+    if let Some(benefit) = &evaluation.benefit_estimate {
+        let amount = |json: &Option<Json>| json.as_ref().and_then(Json::as_f64).map(rupees);
+        let benefit_facts = [
+            words.benefit_kind(benefit.kind, benefit.disbursement),
+            words.benefit_amounts(&Amounts {
+                monthly: amount(&benefit.monthly_inr),
+                annual: amount(&benefit.annual_inr),
+                one_time: amount(&benefit.one_time_inr),
+            }),
+            benefit
+                .description
+                .and_then(|d| words.benefit_description(d)),
+        ];
+        for text in benefit_facts.into_iter().flatten() {
+            push(FactKind::Benefit, text);
+        }
+    }
+    Facts {
+        language,
+        verdict: evaluation.verdict,
+        facts,
+    }
+}
+
+fn exclusion(
+    catalogue: &Catalogue,
+    words: &dyn Phrasing,
+    trace: &ConditionTrace<'_>,
+    actual: &FieldValue,
+) -> String {
+    let on = FieldOf::new(catalogue, words, trace.field, Some(actual));
+    words.exclusion(&Exclusion {
+        label: trace.label,
+        actual: on.values.actual(actual),
+        required: on.required(trace.operator, trace.expected),
+        field: on.field,
+    })
+}
+
+/// One field of the evaluation with what renders its values.
+struct FieldOf<'a> {
+    field: Field<'a>,
+    values: Values<'a>,
+}
+
+impl<'a> FieldOf<'a> {
+    fn new(
+        catalogue: &'a Catalogue,
+        words: &'a dyn Phrasing,
+        name: &'a str,
+        actual: Option<&FieldValue>,
+    ) -> Self {
+        let spec: Option<&FieldSpec> = catalogue.id(name).map(|id| catalogue.field(id));
+        let plural = spec.map_or_else(
+            || matches!(actual, Some(FieldValue::List(_))),
+            |s| s.field_type == FieldType::List,
+        );
+        FieldOf {
+            field: Field {
+                name,
+                label: spec.map_or(name, |s| s.human_name()),
+                plural,
+            },
+            values: Values { words, spec },
+        }
+    }
+
+    fn required(&self, operator: &str, expected: &Json) -> String {
+        let shown = self.values.expected(operator, expected);
+        self.values.words.requirement(operator, &shown)
+    }
+}

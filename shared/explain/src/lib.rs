@@ -1,0 +1,40 @@
+//! Explanations of one eligibility evaluation, in English and Hindi, that Oracle-A can check.
+//!
+//! Pure: no I/O, no clock, no randomness. The verdict is the engine's; this crate only words it.
+//!
+//! # Components
+//!
+//! - [`facts`](facts()): an [`engine::Evaluation`] becomes [`Facts`], an ordered list of fact
+//!   sentences in one [`Language`]: the verdict, the score, each evaluated condition, each
+//!   exclusion that bars the citizen, each gap and the benefit (amounts as `₹1,50,000`, through
+//!   [`engine::format`]). Nothing is said that the evaluation does not say.
+//! - `english` and `hindi` (behind the `phrasing` trait): how each language words a fact;
+//!   `values` renders field values (units, dates, yes/no, lists) for either.
+//! - [`template`]: the deterministic explanation, a subset of the facts joined into sentences,
+//!   which passes Oracle-A by construction.
+//! - [`oracle_case`] / [`oracle_case_json`]: the Oracle-A [`oracle::Case`] that checks a
+//!   candidate explanation (an LLM's answer, or the template) against the facts.
+//! - [`unsourced_numbers`]: the numbers of a candidate that no fact contains, which Oracle-A's
+//!   "the sentence contains a fact" sourcing lets through.
+//! - [`sanitize_profile_text`]: profile strings made safe for an LLM prompt (seed §16.2).
+//! - [`prompt`]: the chat messages asking an LLM to restate the facts, and nothing else.
+
+mod english;
+mod facts;
+mod hindi;
+mod language;
+mod numbers;
+mod oracle_case;
+mod phrasing;
+mod prompt;
+mod sanitize;
+mod template;
+mod values;
+
+pub use facts::{Fact, FactKind, Facts, facts};
+pub use language::Language;
+pub use numbers::unsourced_numbers;
+pub use oracle_case::{CONTRADICTION_IDS, oracle_case, oracle_case_json};
+pub use prompt::{ChatMessage, MAX_WORDS, Role, prompt};
+pub use sanitize::sanitize_profile_text;
+pub use template::template;
