@@ -267,6 +267,9 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
         "eligibility_transition_events_total{kind=\"new_match\"}",
         "eligibility_verdicts_total{verdict=\"partial_match\"}",
         "eligibility_last_progress_timestamp_seconds",
+        "eligibility_consumer_lag{topic=\"user.metadata.updated\",partition=\"8\",state=\"karnataka\"}",
+        "eligibility_dlq_messages_total{topic=\"user.metadata.updated\",reason=\"schema_unknown\"} 0",
+        "eligibility_errors_total{kind=\"postgres\"}",
     ] {
         assert!(metrics.contains(name), "/metrics lacks {name}:\n{metrics}");
     }

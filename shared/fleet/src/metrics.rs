@@ -80,3 +80,42 @@ pub async fn time_store<T>(
 pub fn error(kind: &'static str) {
     metrics::counter!(ERRORS, "kind" => kind).increment(1);
 }
+
+/// The closed label sets of docs/metrics.md.
+pub const DLQ_REASONS: [&str; 4] = [
+    "decode_failed",
+    "schema_unknown",
+    "validation_failed",
+    "retries_exhausted",
+];
+pub const ERROR_KINDS: [&str; 8] = [
+    "kafka_consume",
+    "kafka_produce",
+    "postgres",
+    "redis",
+    "schema_registry",
+    "llm",
+    "rules_load",
+    "internal",
+];
+
+/// Creates the counter series a worker can emit, at zero, so that rates and alerts see a
+/// series from the start instead of an absent one (`rate()` over a series that appears at 1
+/// misses the first event).
+pub fn register_counters(input_topics: &[&str], extra: &[(&'static str, &'static str, &[&str])]) {
+    for topic in input_topics {
+        metrics::counter!(EVENTS_CONSUMED, "topic" => topic.to_string()).increment(0);
+        for reason in DLQ_REASONS {
+            metrics::counter!(DLQ_MESSAGES, "topic" => topic.to_string(), "reason" => reason)
+                .increment(0);
+        }
+    }
+    for kind in ERROR_KINDS {
+        metrics::counter!(ERRORS, "kind" => kind).increment(0);
+    }
+    for (name, label, values) in extra {
+        for value in *values {
+            metrics::counter!(*name, *label => value.to_string()).increment(0);
+        }
+    }
+}

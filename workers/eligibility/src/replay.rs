@@ -73,10 +73,18 @@ async fn replay(config: Config, args: Args) -> Result<()> {
         .map(|t| t.partitions().iter().map(|p| p.id()).collect())
         .unwrap_or_default();
     anyhow::ensure!(!all.is_empty(), "topic {} has no partitions", args.topic);
-    let partitions = if args.partitions.is_empty() { all } else { args.partitions.clone() };
+    let partitions = if args.partitions.is_empty() {
+        all
+    } else {
+        args.partitions.clone()
+    };
 
     // Where each partition starts and ends.
-    let to_ms = args.to_date.as_deref().map(|d| millis(d, "--to-date")).transpose()?;
+    let to_ms = args
+        .to_date
+        .as_deref()
+        .map(|d| millis(d, "--to-date"))
+        .transpose()?;
     let mut start = TopicPartitionList::new();
     let mut ends = std::collections::HashMap::new();
     for &p in &partitions {
@@ -107,7 +115,12 @@ async fn replay(config: Config, args: Args) -> Result<()> {
         .filter(|e| matches!(e.offset(), Offset::Offset(o) if o < ends[&e.partition()]))
         .map(|e| e.partition())
         .collect();
-    eprintln!("replaying {} records of {} ({} partitions)", total, args.topic, open.len());
+    eprintln!(
+        "replaying {} records of {} ({} partitions)",
+        total,
+        args.topic,
+        open.len()
+    );
 
     let started = Instant::now();
     let mut last_line = Instant::now();
@@ -115,7 +128,8 @@ async fn replay(config: Config, args: Args) -> Result<()> {
     while !open.is_empty() {
         let mut records = Vec::new();
         while records.len() < args.batch && !open.is_empty() {
-            let message = match tokio::time::timeout(Duration::from_secs(5), consumer.recv()).await {
+            let message = match tokio::time::timeout(Duration::from_secs(5), consumer.recv()).await
+            {
                 Ok(m) => m?,
                 Err(_) => anyhow::bail!("no record for 5 s before the end of the range"),
             };
@@ -126,7 +140,8 @@ async fn replay(config: Config, args: Args) -> Result<()> {
             if message.offset() + 1 >= ends[&p] {
                 open.remove(&p);
             }
-            let beyond = to_ms.is_some_and(|t| message.timestamp().to_millis().is_some_and(|ms| ms >= t));
+            let beyond =
+                to_ms.is_some_and(|t| message.timestamp().to_millis().is_some_and(|ms| ms >= t));
             if message.offset() >= ends[&p] || beyond {
                 open.remove(&p);
                 continue;
@@ -156,7 +171,11 @@ async fn replay(config: Config, args: Args) -> Result<()> {
 
 fn progress(seen: i64, total: i64, started: Instant) {
     let width = 30;
-    let done = if total > 0 { (seen * width / total).min(width) } else { width };
+    let done = if total > 0 {
+        (seen * width / total).min(width)
+    } else {
+        width
+    };
     let rate = seen as f64 / started.elapsed().as_secs_f64().max(1e-3);
     eprint!(
         "\r[{}{}] {seen}/{total} records, {rate:.0}/s",

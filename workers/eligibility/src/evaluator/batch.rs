@@ -350,7 +350,9 @@ pub fn record_metrics(
     }
     let stats = &pipeline.stats;
     stats.records.fetch_add(records.len() as u64, Relaxed);
-    stats.dead_lettered.fetch_add(rejected.len() as u64, Relaxed);
+    stats
+        .dead_lettered
+        .fetch_add(rejected.len() as u64, Relaxed);
     stats.evaluations.fetch_add(audit.len() as u64, Relaxed);
     stats.events.fetch_add(events.len() as u64, Relaxed);
     metrics::histogram!(m::MICRO_BATCH_SIZE).record(records.len() as f64);

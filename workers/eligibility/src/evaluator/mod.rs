@@ -209,6 +209,21 @@ pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> any
     };
     let mut pipeline = Pipeline::connect(&config, &group, health.clone(), false).await?;
     let topic_refs: Vec<&str> = topics.iter().map(String::as_str).collect();
+    fleet::metrics::register_counters(
+        &topic_refs,
+        &[
+            (
+                fleet::metrics::VERDICTS,
+                "verdict",
+                &["eligible", "partial_match", "not_eligible"],
+            ),
+            (
+                fleet::metrics::TRANSITION_EVENTS,
+                "kind",
+                &["new_match", "lost", "partial_match"],
+            ),
+        ],
+    );
     let (consumer, tracker) = fleet::kafka::consumer(&config.kafka, &group, &topic_refs)?;
     let consumer = Arc::new(consumer);
     tokio::spawn(lag::report(

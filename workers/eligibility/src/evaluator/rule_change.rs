@@ -220,7 +220,13 @@ async fn dead_letter(
         },
     )
     .await?;
-    record_metrics(pipeline, std::slice::from_ref(record), &[rejected], &[], &[]);
+    record_metrics(
+        pipeline,
+        std::slice::from_ref(record),
+        &[rejected],
+        &[],
+        &[],
+    );
     Ok(())
 }
 
