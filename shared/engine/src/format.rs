@@ -3,8 +3,9 @@
 /// Indian digit grouping: 150000 → "1,50,000"; fractions kept to two places when present.
 pub fn indian_number(value: f64) -> String {
     let negative = value < 0.0;
-    let abs = value.abs();
-    let whole = abs.trunc() as u64;
+    // Rounded to paise first, so that a carry reaches the whole part (2.999 → 3).
+    let paise = (value.abs() * 100.0).round() as u64;
+    let (whole, fraction) = (paise / 100, paise % 100);
     let digits = whole.to_string();
     let grouped = if digits.len() <= 3 {
         digits
@@ -20,14 +21,12 @@ pub fn indian_number(value: f64) -> String {
         groups.reverse();
         format!("{},{last3}", groups.join(","))
     };
-    let fraction = abs - abs.trunc();
-    let fraction = if fraction > 0.0 {
-        format!("{:.2}", fraction)
-            .trim_start_matches('0')
-            .to_string()
+    let fraction = if fraction > 0 {
+        format!(".{fraction:02}")
     } else {
         String::new()
     };
+    let negative = negative && paise > 0;
     format!("{}{grouped}{fraction}", if negative { "-" } else { "" })
 }
 
@@ -48,5 +47,15 @@ mod tests {
         assert_eq!(rupees(12345678.0), "₹1,23,45,678");
         assert_eq!(rupees(1000000000.0), "₹1,00,00,00,000");
         assert_eq!(indian_number(2.5), "2.50");
+    }
+
+    #[test]
+    fn rounding_carries_into_the_whole_part() {
+        assert_eq!(indian_number(2.999), "3");
+        assert_eq!(indian_number(0.999), "1");
+        assert_eq!(indian_number(150000.004), "1,50,000");
+        assert_eq!(indian_number(99999.995), "1,00,000");
+        assert_eq!(indian_number(-0.001), "0");
+        assert_eq!(indian_number(-1234.5), "-1,234.50");
     }
 }
