@@ -273,6 +273,13 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
     ] {
         assert!(metrics.contains(name), "/metrics lacks {name}:\n{metrics}");
     }
+    // Every metric docs/metrics.md says the evaluator exports ("By" has E) is in the scrape.
+    for name in contract_metrics("E") {
+        assert!(
+            metrics.contains(&name),
+            "/metrics lacks {name}, which docs/metrics.md promises"
+        );
+    }
     let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
     std::fs::write(target.join("e2e-evaluator-metrics.txt"), &metrics).unwrap();
     assert_eq!(
@@ -280,6 +287,31 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
         Some(0),
         "SIGTERM stops the worker cleanly"
     );
+}
+
+/// The series names docs/metrics.md promises for a component (`E` evaluator, `X` explainer):
+/// a histogram as its `_bucket` series.
+fn contract_metrics(component: &str) -> Vec<String> {
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md"),
+    )
+    .unwrap();
+    let mut names = Vec::new();
+    for line in page.lines().filter(|l| l.starts_with("| `eligibility_")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (name, kind, by) = (cells[1].trim_matches('`'), cells[2], cells[4]);
+        if by.split_whitespace().any(|c| c == component) {
+            names.push(match kind {
+                "histogram" => format!("{name}_bucket"),
+                _ => name.to_string(),
+            });
+        }
+    }
+    assert!(
+        names.len() >= 10,
+        "the contract table was not read: {names:?}"
+    );
+    names
 }
 
 #[tokio::test(flavor = "multi_thread")]
