@@ -235,8 +235,14 @@ mod tests {
         let resolved = value
             .resolve(&schema)
             .unwrap_or_else(|e| panic!("{topic}: {e}"));
-        let bytes = apache_avro::to_avro_datum(&schema, resolved).unwrap();
-        let read = apache_avro::from_avro_datum(&schema, &mut &bytes[..], None).unwrap();
+        let mut writer = apache_avro::Writer::new(&schema, Vec::new()).unwrap();
+        writer.append_value(resolved).unwrap();
+        let bytes = writer.into_inner().unwrap();
+        let read = apache_avro::Reader::new(&bytes[..])
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
         let back: T = apache_avro::from_value(&read).unwrap();
         assert_eq!(back, item, "{topic}");
     }
