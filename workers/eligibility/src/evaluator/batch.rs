@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use engine::{Date, Profile, Verdict};
-use fleet::avro::{Codec, DecodeError};
+use fleet::avro::Codec;
 use fleet::events::ProfileUpdate;
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
@@ -81,7 +81,7 @@ pub async fn process(
 pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Result<T, Rejected> {
     let Some(payload) = &record.payload else {
         return Err(Rejected {
-            record: record.clone(),
+            record: Box::new(record.clone()),
             code: "decode_failed",
             reason: "the record has no value".into(),
         });
@@ -96,12 +96,12 @@ pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Resu
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) => Err(Rejected {
-            record: record.clone(),
+            record: Box::new(record.clone()),
             code: e.dlq_reason().unwrap_or("decode_failed"),
             reason: e.to_string(),
         }),
-        Err(e @ DecodeError::RegistryUnavailable(_)) | Err(e) => Err(Rejected {
-            record: record.clone(),
+        Err(e) => Err(Rejected {
+            record: Box::new(record.clone()),
             code: "retries_exhausted",
             reason: e.to_string(),
         }),
@@ -119,7 +119,7 @@ struct Work {
 
 fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Result<Work, Rejected> {
     let reject = |reason: String| Rejected {
-        record: record.clone(),
+        record: Box::new(record.clone()),
         code: "validation_failed",
         reason,
     };

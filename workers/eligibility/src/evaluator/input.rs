@@ -63,7 +63,7 @@ impl Record {
 /// A record that cannot be processed, and why.
 #[derive(Debug, Clone)]
 pub struct Rejected {
-    pub record: Record,
+    pub record: Box<Record>,
     /// The `reason` label of `eligibility_dlq_messages_total`.
     pub code: &'static str,
     pub reason: String,

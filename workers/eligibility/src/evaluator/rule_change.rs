@@ -52,7 +52,7 @@ type Handled = Result<(String, Date), Rejected>;
 
 fn rejected(record: &Record, reason: String) -> Rejected {
     Rejected {
-        record: record.clone(),
+        record: Box::new(record.clone()),
         code: "validation_failed",
         reason,
     }

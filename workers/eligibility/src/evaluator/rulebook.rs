@@ -15,8 +15,11 @@ pub struct RuleBook {
     pub revision: i64,
     index: DependencyIndex,
     position: HashMap<String, usize>,
-    candidates: Mutex<HashMap<(Option<String>, Date), Vec<usize>>>,
+    candidates: Mutex<CandidateCache>,
 }
+
+/// (state, date) → the rules a citizen of that state can hold on that date.
+type CandidateCache = HashMap<(Option<String>, Date), Vec<usize>>;
 
 impl RuleBook {
     pub fn new(catalogue: Catalogue, rules: RuleSet, revision: i64) -> RuleBook {
