@@ -12,7 +12,7 @@ echo "== cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== local stack"
 cargo build --locked -p eligibility
-ELIGIBILITY_STACK_BIN="$PWD/target/debug/eligibility" scripts/stack.sh up
+ELIGIBILITY_STACK_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/eligibility" scripts/stack.sh up
 echo "== cargo test"
 cargo test --workspace --locked
 echo "== deployment checks"

@@ -115,6 +115,41 @@ impl Worker {
         Worker { child, http_port }
     }
 
+    /// An `eligibility explainer` process. The LLM variables of the test's own environment are
+    /// not passed on; `env` sets the ones this worker gets, `args` its flags.
+    pub fn start_explainer(
+        stack: &Stack,
+        database_url: &str,
+        group: &str,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> Worker {
+        let http_port = free_port();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_eligibility"));
+        command
+            .arg("explainer")
+            .args(args)
+            .env_remove("ELIGIBILITY_LLM_BASE_URL")
+            .env_remove("ELIGIBILITY_LLM_MODEL")
+            .env_remove("ELIGIBILITY_LLM_API_KEY")
+            .env("ELIGIBILITY_KAFKA_BROKERS", &stack.brokers)
+            .env("ELIGIBILITY_DATABASE_URL", database_url)
+            .env("ELIGIBILITY_REDIS_URL", &stack.redis_url)
+            .env("ELIGIBILITY_SCHEMA_REGISTRY_URL", &stack.registry_url)
+            .env("ELIGIBILITY_CONSUMER_GROUP", group)
+            .env("ELIGIBILITY_HTTP_ADDR", format!("127.0.0.1:{http_port}"))
+            .env("ELIGIBILITY_LOG", "info");
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the eligibility binary starts");
+        Worker { child, http_port }
+    }
+
     pub fn http_get(&self, path: &str) -> (u16, String) {
         use std::io::{Read, Write};
         let mut stream =

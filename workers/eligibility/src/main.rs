@@ -4,8 +4,10 @@
 //! - `rules validate | conflicts | hash`: check a rule directory, find conflicts, hash a rule.
 //! - `oracle`: run Oracle-A over a test set or one case.
 //! - `schema profile`: print the profile JSON Schema derived from the field catalogue.
-//! - `evaluator`: the stream worker (see [`evaluator`]); `migrate`, `topics create`: the set-up
-//!   jobs; `schema-registry`: the local registry (development default); `replay`: backfill.
+//! - `evaluator`: the stream worker (see [`evaluator`]); `explainer`: the explanation worker
+//!   (in the library, [`eligibility::explainer`], so that tests can drive its parts); `migrate`,
+//!   `topics create`: the set-up jobs; `schema-registry`: the local registry (development
+//!   default); `replay`: backfill.
 //!
 //! Exit codes: 0 success, 1 bad input or a failed check (with a message naming the problem),
 //! 2 a usage error.
@@ -43,6 +45,8 @@ enum Command {
     Schema(commands::schema::SchemaCommand),
     /// Run an evaluator worker (Kafka in; PostgreSQL, Redis and events out).
     Evaluator(commands::services::EvaluatorArgs),
+    /// Run an explainer worker (new and partial matches in; explanations out).
+    Explainer(commands::services::ExplainerArgs),
     /// Apply the SQL migrations to ELIGIBILITY_DATABASE_URL.
     Migrate,
     /// Manage the fleet's topics.
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         Command::Oracle(args) => commands::oracle::run(args),
         Command::Schema(command) => commands::schema::run(command),
         Command::Evaluator(args) => commands::services::evaluator(args),
+        Command::Explainer(args) => commands::services::explainer(args),
         Command::Migrate => commands::services::migrate(),
         Command::Topics(command) => commands::services::topics(command),
         Command::SchemaRegistry(args) => commands::services::schema_registry(args),

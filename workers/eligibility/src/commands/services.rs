@@ -1,12 +1,15 @@
-//! The fleet's subcommands: `evaluator`, `migrate`, `topics create` and the local
+//! The fleet's subcommands: `evaluator`, `explainer`, `migrate`, `topics create` and the local
 //! `schema-registry`. Configuration comes from `ELIGIBILITY_*` (docs/configuration.md).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use fleet::config::{Config, KafkaConfig, Vars};
+
+use eligibility::explainer;
 
 use crate::evaluator;
 
@@ -50,6 +53,74 @@ pub fn evaluator(args: EvaluatorArgs) -> Result<ExitCode> {
     runtime()?.block_on(async {
         let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();
         evaluator::run(config, shutdown, bounds).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(ClapArgs)]
+pub struct ExplainerArgs {
+    /// Languages to explain in, comma-separated: en (English), hi (Hindi).
+    #[arg(long, value_delimiter = ',', default_value = "en,hi",
+          value_parser = explainer::explain::parse_language)]
+    pub languages: Vec<explain::Language>,
+    /// Timeout of one LLM request, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub llm_timeout_ms: u64,
+    /// LLM requests in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub llm_concurrency: usize,
+    /// Retries of a transient LLM failure (connection error, 5xx, 429).
+    #[arg(long, default_value_t = 2)]
+    pub llm_retries: usize,
+    /// Consecutive failed LLM calls that open the circuit breaker.
+    #[arg(long, default_value_t = 5)]
+    pub llm_breaker_failures: u32,
+    /// How long the open circuit refuses calls before a probe, in milliseconds.
+    #[arg(long, default_value_t = 30_000)]
+    pub llm_breaker_cooldown_ms: u64,
+    /// Most records in one micro-batch.
+    #[arg(long, default_value_t = 64)]
+    pub max_batch: usize,
+    /// Longest wait, in milliseconds, to fill a micro-batch.
+    #[arg(long, default_value_t = 20)]
+    pub max_wait_ms: u64,
+    /// How long, in milliseconds, an event may wait for the profile snapshot and rule it names
+    /// to be committed by the evaluator before it is dead-lettered.
+    #[arg(long, default_value_t = 10_000)]
+    pub missing_data_grace_ms: u64,
+}
+
+pub fn explainer(args: ExplainerArgs) -> Result<ExitCode> {
+    let vars = Vars::from_env();
+    let config = Config::from_vars(&vars)?;
+    fleet::init_tracing(&config.log);
+    warn_unknown(&vars);
+    let mut languages = Vec::new();
+    for language in args.languages {
+        if !languages.contains(&language) {
+            languages.push(language);
+        }
+    }
+    anyhow::ensure!(!languages.is_empty(), "--languages names no language");
+    let options = explainer::Options {
+        languages,
+        llm: explainer::llm::LlmOptions {
+            timeout: Duration::from_millis(args.llm_timeout_ms.max(1)),
+            concurrency: args.llm_concurrency.max(1),
+            max_retries: args.llm_retries,
+            breaker: explainer::breaker::BreakerSettings {
+                failures: args.llm_breaker_failures.max(1),
+                cool_down: Duration::from_millis(args.llm_breaker_cooldown_ms),
+            },
+            ..explainer::llm::LlmOptions::default()
+        },
+        max_batch: args.max_batch.max(1),
+        max_wait: Duration::from_millis(args.max_wait_ms),
+        missing_data_grace: Duration::from_millis(args.missing_data_grace_ms),
+    };
+    runtime()?.block_on(async {
+        let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();
+        explainer::run(config, shutdown, options).await
     })?;
     Ok(ExitCode::SUCCESS)
 }

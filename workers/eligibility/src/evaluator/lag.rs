@@ -1,25 +1,35 @@
 //! `eligibility_consumer_lag`: every 10 s, for each owned partition, the high watermark minus
 //! the next offset committed in PostgreSQL. Revoked partitions stop being refreshed and their
-//! series expire (the recorder's gauge idle timeout).
+//! series expire (the recorder's gauge idle timeout). Watermarks are asked through a client of
+//! their own: through the group consumer they queue behind its fetches (about 0.5 s each).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fleet::kafka::{Consumer, RebalanceTracker};
+use fleet::config::KafkaConfig;
+use fleet::kafka::RebalanceTracker;
 use fleet::shutdown::Shutdown;
 use fleet::topics::{PROFILE_ASSEMBLED, USER_METADATA_UPDATED, partition_map};
-use rdkafka::consumer::Consumer as _;
+use rdkafka::consumer::{BaseConsumer, Consumer as _};
 
 pub async fn report(
-    consumer: Arc<Consumer>,
+    kafka: KafkaConfig,
     tracker: RebalanceTracker,
     offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
     shutdown: Shutdown,
 ) {
+    let consumer: Arc<BaseConsumer> = match fleet::kafka::client_config(&kafka).create() {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            tracing::error!(error = %e, "no Kafka client for the lag gauge");
+            return;
+        }
+    };
+    let mut pause = Duration::from_secs(1);
     loop {
         tokio::select! {
-            _ = tokio::time::sleep(Duration::from_secs(10)) => {}
+            _ = tokio::time::sleep(pause) => {}
             _ = shutdown.clone().wait() => return,
         }
         let owned = tracker
@@ -28,6 +38,12 @@ pub async fn report(
             .expect("not poisoned")
             .partitions
             .clone();
+        // Soon after an assignment, then every 10 s.
+        pause = if owned.is_empty() {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_secs(10)
+        };
         for (topic, partition) in owned {
             let consumer = consumer.clone();
             let t = topic.clone();

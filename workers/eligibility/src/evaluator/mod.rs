@@ -227,7 +227,7 @@ pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> any
     let (consumer, tracker) = fleet::kafka::consumer(&config.kafka, &group, &topic_refs)?;
     let consumer = Arc::new(consumer);
     tokio::spawn(lag::report(
-        consumer.clone(),
+        config.kafka.clone(),
         tracker.clone(),
         pipeline.offsets.clone(),
         shutdown.clone(),

@@ -1,0 +1,305 @@
+//! `eligibility explainer`: plain-language explanations of new and partial matches (DESIGN.md
+//! "Data flow": facts → LLM → Oracle-A → template fallback → store + `eligibility.explained`).
+//!
+//! Components:
+//! - [`input`]: records as consumed, their decoding into a [`explain::Subject`], dead letters.
+//! - [`explain`]: one event's explanations without Kafka or a database: the facts re-derived
+//!   with the engine (the verdict must be the event's), the LLM answer accepted only if
+//!   Oracle-A passes it and it states no number the facts do not, else the template; the trust
+//!   score. The LLM never decides a verdict: it only words the event's.
+//! - [`llm`]: the OpenAI-compatible client (timeout, concurrency limit, retries with backoff)
+//!   and [`breaker`], its circuit breaker.
+//! - [`store`]: profile snapshots and rules read from PostgreSQL; explanations and offsets
+//!   written in one transaction; the Redis entries.
+//! - [`batch`]: one micro-batch end to end; [`lag`]: the queue-lag gauge.
+//!
+//! Without `ELIGIBILITY_LLM_BASE_URL` every explanation is the template (fallback `no_llm`).
+//!
+//! Delivery is the evaluator's (DESIGN.md "Delivery guarantees"): a micro-batch's events are
+//! published and acknowledged before its PostgreSQL transaction (explanations, offsets) commits,
+//! and offsets resume from PostgreSQL. A crash between the two repeats the batch: the event is
+//! published again under the same idempotency key (`{evaluation_id}:{language}`), and the LLM
+//! may word it differently that time; the stored row is the first committed one.
+
+pub mod batch;
+pub mod breaker;
+pub mod explain;
+pub mod input;
+pub mod lag;
+pub mod llm;
+pub mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use deadpool_postgres::Pool;
+use engine::Catalogue;
+use fleet::avro::Codec;
+use fleet::cache::Cache;
+use fleet::config::Config;
+use fleet::http::Health;
+use fleet::kafka::{Consumer, RebalanceTracker};
+use fleet::shutdown::Shutdown;
+use fleet::topics::*;
+use rdkafka::consumer::Consumer as _;
+use rdkafka::producer::FutureProducer;
+
+use self::input::Record;
+use self::llm::{LlmClient, LlmOptions};
+
+/// The consumer group when `ELIGIBILITY_CONSUMER_GROUP` is unset.
+pub const DEFAULT_GROUP: &str = "eligibility-explainer";
+
+/// What the command line sets (the environment sets the rest, through [`Config`]).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Every event is explained in each of these.
+    pub languages: Vec<::explain::Language>,
+    pub llm: LlmOptions,
+    /// Most records in one micro-batch.
+    pub max_batch: usize,
+    /// Longest wait to fill a micro-batch.
+    pub max_wait: Duration,
+    /// How long an event may wait for the profile snapshot or rule it names to be committed
+    /// (the evaluator publishes before it commits) before it is dead-lettered.
+    pub missing_data_grace: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            languages: ::explain::Language::ALL.to_vec(),
+            llm: LlmOptions::default(),
+            max_batch: 64,
+            max_wait: Duration::from_millis(20),
+            missing_data_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+pub struct Pipeline {
+    pub group: String,
+    pub pool: Pool,
+    pub cache: Cache,
+    pub codec: Codec,
+    pub producer: FutureProducer,
+    pub catalogue: Catalogue,
+    pub llm: Option<Arc<LlmClient>>,
+    pub languages: Vec<::explain::Language>,
+    /// (topic, partition) → next offset to process, as committed in PostgreSQL.
+    pub offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
+    pub health: Arc<Health>,
+    pub missing_data_grace: Duration,
+}
+
+/// The topics whose records the codec reads or writes.
+fn codec_topics(inputs: &[String]) -> Vec<String> {
+    let mut topics: Vec<String> = inputs.to_vec();
+    topics.extend(inputs.iter().map(|t| dead_letter_topic(t)));
+    topics.push(ELIGIBILITY_EXPLAINED.to_string());
+    topics
+}
+
+/// The input topics: `ELIGIBILITY_INPUT_TOPICS` (a subset of the two) or both.
+fn input_topics(config: &Config) -> anyhow::Result<Vec<String>> {
+    match &config.input_topics {
+        Some(topics) => {
+            for t in topics {
+                anyhow::ensure!(
+                    EXPLAINER_INPUTS.contains(&t.as_str()),
+                    "ELIGIBILITY_INPUT_TOPICS: {t:?} is not an explainer input ({})",
+                    EXPLAINER_INPUTS.join(", ")
+                );
+            }
+            anyhow::ensure!(
+                !topics.is_empty(),
+                "ELIGIBILITY_INPUT_TOPICS names no topic"
+            );
+            Ok(topics.clone())
+        }
+        None => Ok(EXPLAINER_INPUTS.iter().map(|t| t.to_string()).collect()),
+    }
+}
+
+/// Runs the explainer until shutdown.
+pub async fn run(config: Config, shutdown: Shutdown, options: Options) -> anyhow::Result<()> {
+    let health = Health::new();
+    let metrics = fleet::metrics::install()?;
+    let addr = fleet::http::serve(
+        config.http_addr,
+        health.clone(),
+        metrics,
+        shutdown.clone().wait(),
+    )
+    .await?;
+    tracing::info!(%addr, "serving /metrics, /healthz, /readyz");
+
+    let group = config
+        .consumer_group
+        .clone()
+        .unwrap_or_else(|| DEFAULT_GROUP.into());
+    let topics = input_topics(&config)?;
+    let pool = fleet::postgres::pool(&config.database_url, 4)?;
+    let applied = fleet::postgres::migrate(&pool)
+        .await
+        .context("applying migrations to ELIGIBILITY_DATABASE_URL")?;
+    if !applied.is_empty() {
+        tracing::info!(?applied, "migrations applied");
+    }
+    let cache = Cache::connect(&config.redis_url)
+        .await
+        .context("connecting to ELIGIBILITY_REDIS_URL")?;
+    let codec = Codec::new(&config.schema_registry_url, &codec_topics(&topics));
+    codec
+        .register_all()
+        .await
+        .context("registering schemas at ELIGIBILITY_SCHEMA_REGISTRY_URL")?;
+    let producer = fleet::kafka::producer(&config.kafka)?;
+    let llm = match &config.llm {
+        Some(llm) => {
+            let client = LlmClient::new(llm, options.llm)?;
+            tracing::info!(url = client.url(), model = %llm.model, "LLM explanations on");
+            Some(Arc::new(client))
+        }
+        None => {
+            tracing::info!("ELIGIBILITY_LLM_BASE_URL is unset: template explanations only");
+            None
+        }
+    };
+    let offsets = Arc::new(Mutex::new(store::load_offsets(&pool, &group).await?));
+    health.dependencies_answered();
+    let pipeline = Pipeline {
+        group: group.clone(),
+        pool,
+        cache,
+        codec,
+        producer,
+        catalogue: Catalogue::bundled(),
+        llm,
+        languages: options.languages.clone(),
+        offsets,
+        health,
+        missing_data_grace: options.missing_data_grace,
+    };
+    let topic_refs: Vec<&str> = topics.iter().map(String::as_str).collect();
+    register_counters(&topic_refs);
+    let (consumer, tracker) = fleet::kafka::consumer(&config.kafka, &group, &topic_refs)?;
+    tokio::spawn(lag::report(
+        config.kafka.clone(),
+        group.clone(),
+        tracker.clone(),
+        pipeline.offsets.clone(),
+        shutdown.clone(),
+    ));
+    let languages: Vec<&str> = options
+        .languages
+        .iter()
+        .map(|&l| explain::language_code(l))
+        .collect();
+    tracing::info!(group, ?topics, ?languages, "explainer started");
+    consume(&pipeline, &consumer, &tracker, shutdown, &options).await
+}
+
+/// Every counter series the explainer can emit, at zero (see [`fleet::metrics::register_counters`]).
+fn register_counters(topics: &[&str]) {
+    let reasons: Vec<&str> = explain::Fallback::ALL
+        .map(explain::Fallback::as_str)
+        .to_vec();
+    fleet::metrics::register_counters(
+        topics,
+        &[(fleet::metrics::EXPLANATION_FALLBACKS, "reason", &reasons)],
+    );
+    for rule in oracle::RuleId::ALL {
+        for verdict in ["pass", "fail"] {
+            metrics::counter!(fleet::metrics::ORACLE_CHECKS,
+                "rule" => rule.as_str(), "verdict" => verdict)
+            .increment(0);
+        }
+    }
+}
+
+async fn consume(
+    pipeline: &Pipeline,
+    consumer: &Consumer,
+    tracker: &RebalanceTracker,
+    shutdown: Shutdown,
+    options: &Options,
+) -> anyhow::Result<()> {
+    let mut generation = 0;
+    loop {
+        pipeline.health.heartbeat();
+        let first = tokio::select! {
+            message = consumer.recv() => message,
+            _ = shutdown.clone().wait() => break,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                upkeep(pipeline, tracker, &mut generation).await?;
+                continue;
+            }
+        };
+        let mut records = vec![Record::from_message(&first.context("consuming")?)];
+        let deadline = tokio::time::Instant::now() + options.max_wait;
+        while records.len() < options.max_batch.max(1) {
+            tokio::select! {
+                message = consumer.recv() => records.push(Record::from_message(&message.context("consuming")?)),
+                _ = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        if tracker.assignment.lock().expect("not poisoned").generation != generation {
+            upkeep(pipeline, tracker, &mut generation).await?;
+        }
+        // A batch in progress is finished on SIGTERM: its offsets are committed with its effects.
+        let committed = batch::process(pipeline, records).await?;
+        pipeline.health.dependencies_answered();
+        pipeline.health.set_ready();
+        commit_to_kafka(consumer, &committed);
+    }
+    tracing::info!("explainer stopped cleanly");
+    Ok(())
+}
+
+/// After a rebalance, or after a quiet second: reload offsets, check PostgreSQL, answer
+/// readiness.
+async fn upkeep(
+    pipeline: &Pipeline,
+    tracker: &RebalanceTracker,
+    generation: &mut u64,
+) -> anyhow::Result<()> {
+    let current = tracker.assignment.lock().expect("not poisoned").generation;
+    if current != *generation {
+        let offsets = store::load_offsets(&pipeline.pool, &pipeline.group).await?;
+        *pipeline.offsets.lock().expect("not poisoned") = offsets;
+        *generation = current;
+    } else {
+        let client = pipeline.pool.get().await?;
+        client.query_one("SELECT 1", &[]).await?;
+    }
+    pipeline.health.dependencies_answered();
+    if current > 0 {
+        pipeline.health.set_ready();
+    } else {
+        pipeline
+            .health
+            .set_not_ready("the consumer has not joined its group yet");
+    }
+    Ok(())
+}
+
+/// Mirrors the committed offsets to Kafka, for tools that read lag from the brokers (KEDA).
+/// PostgreSQL stays the source of truth, so a failure here is only logged.
+fn commit_to_kafka(consumer: &Consumer, committed: &HashMap<(String, i32), i64>) {
+    if committed.is_empty() {
+        return;
+    }
+    let mut list = rdkafka::TopicPartitionList::new();
+    for ((topic, partition), next) in committed {
+        if let Err(e) = list.add_partition_offset(topic, *partition, rdkafka::Offset::Offset(*next))
+        {
+            tracing::warn!(error = %e, "offset not mirrored to Kafka");
+        }
+    }
+    if let Err(e) = consumer.commit(&list, rdkafka::consumer::CommitMode::Async) {
+        tracing::debug!(error = %e, "offset commit to Kafka failed (PostgreSQL has them)");
+    }
+}
