@@ -17,10 +17,10 @@ K8S_VERSIONS=(1.29.0 1.34.0)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/eligibility-tools"
-METRICS_REF=""
+metric_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --metrics) METRICS_REF="${2:?--metrics needs a URL or file}"; shift 2 ;;
+    --metrics) metric_args+=(--metrics "${2:?--metrics needs a URL or file}"); shift 2 ;;
     -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -172,9 +172,8 @@ if "$PY" scripts/check_metric_names.py --dashboards "$OUT/broken" >"$OUT/broken.
    || ! grep -q 'unknown metric `eligibility_verdict_total`' "$OUT/broken.log"; then
   cat "$OUT/broken.log"; fail "check_metric_names.py accepted an unknown metric name"
 fi
-metric_args=(); [ -z "$METRICS_REF" ] || metric_args=(--metrics "$METRICS_REF")
 "$PY" scripts/check_metric_names.py "${metric_args[@]}" || fail "metric names"
-pass "metric names (self-test rejects an unknown name; $([ -n "$METRICS_REF" ] && echo "against $METRICS_REF" || echo "against docs/metrics.md"))"
+pass "metric names (self-test rejects an unknown name; against $([ ${#metric_args[@]} -gt 0 ] && echo "${metric_args[*]}" || echo "docs/metrics.md"))"
 
 printf '\n'
 for p in "${PASSED[@]}"; do echo "  - $p"; done

@@ -101,9 +101,11 @@ def read_exposition(ref: str) -> str:
     return Path(ref).read_text()
 
 
-def catalogue_from_exposition(ref: str, contract: Catalogue, problems: list[str]) -> Catalogue:
-    """Families from Prometheus text format; types from `# TYPE`, labels from the samples."""
-    text = read_exposition(ref)
+def catalogue_from_exposition(refs: list[str], contract: Catalogue, problems: list[str]) -> Catalogue:
+    """Families from Prometheus text format (the union of several scrapes, e.g. one per kind of
+    worker); types from `# TYPE`, labels from the samples."""
+    text = "\n".join(read_exposition(ref) for ref in refs)
+    ref = " + ".join(refs)
     cat = Catalogue(ref)
     types: dict[str, str] = {}
     samples: dict[str, set[str]] = {}
@@ -232,8 +234,9 @@ def rule_queries(path: Path) -> list[tuple[str, str]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--metrics", help="live /metrics URL or saved scrape file to check against "
-                                      "(default: the table in docs/metrics.md)")
+    ap.add_argument("--metrics", action="append",
+                    help="live /metrics URL or saved scrape file to check against; repeat it for "
+                         "several workers (their union is checked; default: the table in docs/metrics.md)")
     ap.add_argument("--contract", default=str(ROOT / "docs" / "metrics.md"), help="metrics contract page")
     ap.add_argument("--dashboards", default=str(ROOT / "dashboards"), help="folder of dashboard JSON")
     ap.add_argument("--rules", default=str(ROOT / "prometheus"), help="folder of *.rules.yml files")

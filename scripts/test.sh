@@ -16,6 +16,7 @@ ELIGIBILITY_STACK_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/eligibility" scrip
 echo "== cargo test"
 cargo test --workspace --locked
 echo "== deployment checks"
-# Dashboards and alerts are checked against docs/metrics.md; the end-to-end tests check that the
-# workers' real /metrics has every name that page promises for them.
-scripts/check-deploy.sh
+# Dashboards and alerts are checked against the /metrics scrapes the end-to-end tests saved from
+# a real evaluator and a real explainer (the tests also check each has every name docs/metrics.md
+# promises for it).
+scripts/check-deploy.sh --metrics target/e2e-evaluator-metrics.txt --metrics target/e2e-explainer-metrics.txt
