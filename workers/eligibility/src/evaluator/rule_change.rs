@@ -7,9 +7,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
-use engine::Date;
+use engine::batch::evaluate_batch;
+use engine::columns::ProfileColumns;
 use engine::conflicts::detect;
 use engine::load::parse_rule_yaml;
+use engine::program::Program;
+use engine::{Date, Outcome};
 use engine::{Rule, RuleSet};
 use fleet::events::{DeadlineApproaching, RuleConflictDetected, RulesUpdate};
 use fleet::kafka::Outgoing;
@@ -341,6 +344,7 @@ async fn reevaluate_page(
     }
     metrics::histogram!(m::EVALUATION_DURATION, "engine" => "scalar")
         .record(started.elapsed().as_secs_f64());
+    cross_check(pipeline, users, &states, schemes, as_of)?;
     let outgoing = step(
         "schema_registry",
         encode_events(&pipeline.codec, &events).await,
@@ -361,4 +365,74 @@ async fn reevaluate_page(
     )?;
     let BatchWrite { audit, .. } = write;
     Ok((touched, audit, events))
+}
+
+/// Evaluates the page once more with the compiled CPU batch evaluator (the path bulk backfills
+/// and the GPU kernels use) and refuses the page if any verdict or score differs from the traced
+/// evaluations about to be stored: the property tests' "every path agrees", checked in
+/// production on real data.
+fn cross_check(
+    pipeline: &Pipeline,
+    users: &[String],
+    states: &HashMap<String, pass::UserState>,
+    schemes: &BTreeSet<String>,
+    as_of: Date,
+) -> Result<(), StepError> {
+    let in_effect = pipeline.book.rules.in_effect(as_of);
+    let rules: Vec<&Rule> = in_effect
+        .into_iter()
+        .filter(|r| schemes.contains(&r.scheme_id))
+        .collect();
+    let checked: Vec<(&String, &pass::UserState)> = users
+        .iter()
+        .filter_map(|u| states.get(u).map(|s| (u, s)))
+        .filter(|(_, s)| s.profile.is_some())
+        .collect();
+    if rules.is_empty() || checked.is_empty() {
+        return Ok(());
+    }
+    let profiles: Vec<engine::Profile> = checked
+        .iter()
+        .filter_map(|(_, s)| s.profile.as_ref().map(|p| p.profile.clone()))
+        .collect();
+    let columns = ProfileColumns::new(&pipeline.book.catalogue, &profiles);
+    let program = Program::compile(&rules);
+    let started = Instant::now();
+    let outcomes = evaluate_batch(&program, &rules, &columns, as_of, 2);
+    metrics::histogram!(m::BATCH_ENGINE_DURATION, "engine" => "cpu")
+        .record(started.elapsed().as_secs_f64());
+    metrics::counter!(m::BATCH_ENGINE_EVALUATIONS, "engine" => "cpu")
+        .increment((profiles.len() * rules.len()) as u64);
+    for (i, (user_id, state)) in checked.iter().enumerate() {
+        for (j, rule) in rules.iter().enumerate() {
+            let batch = outcomes.get(i, j);
+            let traced = state
+                .verdicts
+                .get(&rule.scheme_id)
+                .filter(|v| v.rule_id == rule.rule_id)
+                .map(|v| Outcome {
+                    verdict: v.known.verdict,
+                    score: v.known.score,
+                });
+            // A scheme the user cannot hold (another state's) has no traced verdict.
+            let holds = state.profile.as_ref().is_some_and(|p| {
+                rule.is_central() || p.state.as_deref() == Some(rule.state.as_str())
+            });
+            let expected = if holds { traced } else { None };
+            let agrees = match expected {
+                Some(t) => t == batch,
+                None => !holds || batch == Outcome::NOT_APPLICABLE,
+            };
+            if !agrees {
+                return Err(StepError {
+                    kind: "internal",
+                    error: anyhow::anyhow!(
+                        "the CPU batch evaluator gives {batch:?} for {user_id} × {} but the traced evaluation {expected:?}",
+                        rule.rule_id
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
