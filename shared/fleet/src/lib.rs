@@ -7,7 +7,8 @@
 //!   live in PostgreSQL, topic creation.
 //! - [`avro`], [`events`]: Avro payloads in the Confluent wire format through a schema registry,
 //!   and their Rust types.
-//! - [`postgres`]: the pool and the migrations of `schemas/migrations/`.
+//! - [`postgres`]: the pool and the migrations of `schemas/migrations/`; [`offsets`]: consumer
+//!   offsets kept in PostgreSQL.
 //! - [`cache`]: the Redis verdict cache.
 //! - [`metrics`], [`http`]: the Prometheus recorder (docs/metrics.md) and the `/metrics`,
 //!   `/healthz`, `/readyz` endpoints.
@@ -21,6 +22,7 @@ pub mod events;
 pub mod http;
 pub mod kafka;
 pub mod metrics;
+pub mod offsets;
 pub mod postgres;
 pub mod registry;
 pub mod retry;

@@ -37,7 +37,6 @@ use fleet::http::Health;
 use fleet::kafka::{Consumer, RebalanceTracker};
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
-use rdkafka::consumer::Consumer as _;
 use rdkafka::producer::FutureProducer;
 
 use self::input::Record;
@@ -140,7 +139,7 @@ impl Pipeline {
             tracing::info!(seeded, "rule versions seeded from the corpus");
         }
         let book = Arc::new(load_book(&pool).await?);
-        let offsets = Arc::new(Mutex::new(store::load_offsets(&pool, group).await?));
+        let offsets = Arc::new(Mutex::new(fleet::offsets::load(&pool, group).await?));
         health.dependencies_answered();
         Ok(Pipeline {
             group: group.to_string(),
@@ -274,7 +273,7 @@ async fn consume(
         let committed = batch::process(pipeline, records).await?;
         pipeline.health.dependencies_answered();
         pipeline.health.set_ready();
-        commit_to_kafka(consumer, &committed);
+        fleet::offsets::mirror_to_kafka(consumer, &committed);
     }
     tracing::info!("evaluator stopped cleanly");
     Ok(())
@@ -288,7 +287,7 @@ async fn idle_upkeep(
 ) -> anyhow::Result<()> {
     let current = tracker.assignment.lock().expect("not poisoned").generation;
     if current != *generation {
-        let offsets = store::load_offsets(&pipeline.pool, &pipeline.group).await?;
+        let offsets = fleet::offsets::load(&pipeline.pool, &pipeline.group).await?;
         *pipeline.offsets.lock().expect("not poisoned") = offsets;
         *generation = current;
         pipeline.book = Arc::new(load_book(&pipeline.pool).await?);
@@ -303,22 +302,4 @@ async fn idle_upkeep(
             .set_not_ready("the consumer has not joined its group yet");
     }
     Ok(())
-}
-
-/// Mirrors the committed offsets to Kafka, for tools that read lag from the brokers (KEDA).
-/// PostgreSQL stays the source of truth, so a failure here is only logged.
-fn commit_to_kafka(consumer: &Consumer, committed: &HashMap<(String, i32), i64>) {
-    if committed.is_empty() {
-        return;
-    }
-    let mut list = rdkafka::TopicPartitionList::new();
-    for ((topic, partition), next) in committed {
-        if let Err(e) = list.add_partition_offset(topic, *partition, rdkafka::Offset::Offset(*next))
-        {
-            tracing::warn!(error = %e, "offset not mirrored to Kafka");
-        }
-    }
-    if let Err(e) = consumer.commit(&list, rdkafka::consumer::CommitMode::Async) {
-        tracing::debug!(error = %e, "offset commit to Kafka failed (PostgreSQL has them)");
-    }
 }

@@ -89,24 +89,6 @@ pub async fn load_users(
     Ok(states)
 }
 
-/// The next offset to process per (topic, partition) for `group`.
-pub async fn load_offsets(pool: &Pool, group: &str) -> anyhow::Result<HashMap<(String, i32), i64>> {
-    let client = pool.get().await?;
-    let rows = time_store(
-        "postgres",
-        "read_offsets",
-        client.query(
-            "SELECT topic, partition, next_offset FROM consumer_offsets WHERE consumer_group = $1",
-            &[&group],
-        ),
-    )
-    .await?;
-    Ok(rows
-        .iter()
-        .map(|r| ((r.get(0), r.get(1)), r.get(2)))
-        .collect())
-}
-
 /// Everything one micro-batch writes.
 #[derive(Default)]
 pub struct BatchWrite<'a> {

@@ -21,24 +21,6 @@ pub fn cache_key(user_id: &str, scheme_id: &str, language: &str) -> String {
     format!("explanation:{user_id}:{scheme_id}:{language}")
 }
 
-/// The next offset to process per (topic, partition) for `group`.
-pub async fn load_offsets(pool: &Pool, group: &str) -> anyhow::Result<HashMap<(String, i32), i64>> {
-    let client = pool.get().await?;
-    let rows = time_store(
-        "postgres",
-        "read_offsets",
-        client.query(
-            "SELECT topic, partition, next_offset FROM consumer_offsets WHERE consumer_group = $1",
-            &[&group],
-        ),
-    )
-    .await?;
-    Ok(rows
-        .iter()
-        .map(|r| ((r.get(0), r.get(1)), r.get(2)))
-        .collect())
-}
-
 /// What the evaluator stored that the events name.
 #[derive(Default)]
 pub struct Inputs {

@@ -1,0 +1,49 @@
+//! Consumer offsets kept in PostgreSQL (`consumer_offsets`), the source of truth: a worker
+//! commits a micro-batch's offsets in the same transaction as its effects, resumes from them,
+//! and mirrors them to Kafka only for tools that read lag from the brokers (KEDA).
+
+use std::collections::HashMap;
+
+use deadpool_postgres::Pool;
+use rdkafka::consumer::Consumer as _;
+
+use crate::kafka::Consumer;
+use crate::metrics::time_store;
+
+/// (topic, partition) → the next offset to process.
+pub type Offsets = HashMap<(String, i32), i64>;
+
+/// The offsets stored for `group`.
+pub async fn load(pool: &Pool, group: &str) -> anyhow::Result<Offsets> {
+    let client = pool.get().await?;
+    let rows = time_store(
+        "postgres",
+        "read_offsets",
+        client.query(
+            "SELECT topic, partition, next_offset FROM consumer_offsets WHERE consumer_group = $1",
+            &[&group],
+        ),
+    )
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+        .collect())
+}
+
+/// Mirrors committed offsets to Kafka. PostgreSQL has them, so a failure is only logged.
+pub fn mirror_to_kafka(consumer: &Consumer, committed: &Offsets) {
+    if committed.is_empty() {
+        return;
+    }
+    let mut list = rdkafka::TopicPartitionList::new();
+    for ((topic, partition), next) in committed {
+        if let Err(e) = list.add_partition_offset(topic, *partition, rdkafka::Offset::Offset(*next))
+        {
+            tracing::warn!(error = %e, "offset not mirrored to Kafka");
+        }
+    }
+    if let Err(e) = consumer.commit(&list, rdkafka::consumer::CommitMode::Async) {
+        tracing::debug!(error = %e, "offset commit to Kafka failed (PostgreSQL has them)");
+    }
+}
