@@ -140,3 +140,16 @@ async fn readyz(State(state): State<AppState>) -> (StatusCode, String) {
         Err(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
     }
 }
+
+/// What every long-running worker does first: install the metrics recorder and serve the three
+/// endpoints on `addr` until shutdown. Returns the health the worker's loops update.
+pub async fn start(
+    addr: SocketAddr,
+    shutdown: crate::shutdown::Shutdown,
+) -> anyhow::Result<Arc<Health>> {
+    let health = Health::new();
+    let metrics = crate::metrics::install()?;
+    let bound = serve(addr, health.clone(), metrics, shutdown.wait()).await?;
+    tracing::info!(addr = %bound, "serving /metrics, /healthz, /readyz");
+    Ok(health)
+}

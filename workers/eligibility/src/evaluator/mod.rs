@@ -178,16 +178,7 @@ async fn load_book(pool: &Pool) -> anyhow::Result<RuleBook> {
 
 /// Runs the evaluator until shutdown.
 pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> anyhow::Result<()> {
-    let health = Health::new();
-    let metrics = fleet::metrics::install()?;
-    let addr = fleet::http::serve(
-        config.http_addr,
-        health.clone(),
-        metrics,
-        shutdown.clone().wait(),
-    )
-    .await?;
-    tracing::info!(%addr, "serving /metrics, /healthz, /readyz");
+    let health = fleet::http::start(config.http_addr, shutdown.clone()).await?;
 
     let group = config
         .consumer_group

@@ -124,16 +124,7 @@ fn input_topics(config: &Config) -> anyhow::Result<Vec<String>> {
 
 /// Runs the explainer until shutdown.
 pub async fn run(config: Config, shutdown: Shutdown, options: Options) -> anyhow::Result<()> {
-    let health = Health::new();
-    let metrics = fleet::metrics::install()?;
-    let addr = fleet::http::serve(
-        config.http_addr,
-        health.clone(),
-        metrics,
-        shutdown.clone().wait(),
-    )
-    .await?;
-    tracing::info!(%addr, "serving /metrics, /healthz, /readyz");
+    let health = fleet::http::start(config.http_addr, shutdown.clone()).await?;
 
     let group = config
         .consumer_group
