@@ -283,14 +283,21 @@ ensure_nisshi() {
     warn "that build ended without $NISSHI; building it here"
   fi
   command -v rustup >/dev/null || fail "rustup is needed to build nisshi $NISSHI_VERSION (Rust $NISSHI_TOOLCHAIN)"
+  local toolchain="$NISSHI_TOOLCHAIN"
   if ! rustup toolchain list | grep -q "^$NISSHI_TOOLCHAIN-"; then
     say "broker: installing Rust $NISSHI_TOOLCHAIN (minimal profile) for nisshi"
-    rustup toolchain install "$NISSHI_TOOLCHAIN" --profile minimal
+    if ! rustup toolchain install "$NISSHI_TOOLCHAIN" --profile minimal; then
+      # A machine that cannot fetch toolchains may still carry a nightly new enough (>= 1.96).
+      rustup toolchain list | grep -q "^nightly-" \
+        || fail "cannot install Rust $NISSHI_TOOLCHAIN, needed to build nisshi $NISSHI_VERSION"
+      warn "Rust $NISSHI_TOOLCHAIN could not be installed: building nisshi with the installed nightly"
+      toolchain=nightly
+    fi
   fi
   mkdir -p "$NISSHI_ROOT" "$BROKER_DIR"
   local log="$BROKER_DIR/nisshi-build.log"
   say "broker: building nisshi $NISSHI_VERSION into $NISSHI_ROOT -- first run only, about 11 minutes on 2 cores (log: $log)"
-  if ! (cd "$STATE" && cargo "+$NISSHI_TOOLCHAIN" install nisshi --version "$NISSHI_VERSION" --locked --root "$NISSHI_ROOT") >"$log" 2>&1 9>&-; then
+  if ! (cd "$STATE" && cargo "+$toolchain" install nisshi --version "$NISSHI_VERSION" --locked --root "$NISSHI_ROOT") >"$log" 2>&1 9>&-; then
     tail -30 "$log" >&2
     fail "building nisshi $NISSHI_VERSION failed (log: $log)"
   fi
