@@ -254,12 +254,9 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
             .is_some()
     );
 
-    // Observability: the endpoints answer and the metrics carry the contract's names. The
-    // scrape is kept for scripts/check-deploy.sh, which checks dashboards and alerts against it.
+    // Observability: the endpoints answer and the metrics carry the contract's names.
     assert_eq!(worker.http_get("/healthz").0, 200);
-    let (status, metrics) = worker.http_get("/metrics");
-    assert_eq!(status, 200);
-    for name in [
+    let expected: Vec<String> = [
         "eligibility_events_consumed_total{topic=\"user.metadata.updated\"} 3",
         "eligibility_micro_batch_size_bucket",
         "eligibility_evaluation_duration_seconds_bucket{engine=\"scalar\"",
@@ -270,14 +267,38 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
         "eligibility_consumer_lag{topic=\"user.metadata.updated\",partition=\"8\",state=\"karnataka\"}",
         "eligibility_dlq_messages_total{topic=\"user.metadata.updated\",reason=\"schema_unknown\"} 0",
         "eligibility_errors_total{kind=\"postgres\"}",
-    ] {
-        assert!(metrics.contains(name), "/metrics lacks {name}:\n{metrics}");
-    }
+    ]
+    .map(str::to_string)
+    .to_vec();
+    scrape_with(&worker, &expected).await;
     assert_eq!(
         worker.terminate(),
         Some(0),
         "SIGTERM stops the worker cleanly"
     );
+}
+
+/// A scrape of the worker's `/metrics` that has every one of `names`. A gauge appears at its
+/// first refresh (the lag gauge within a second or so of the assignment), so the scrape is
+/// retried for a few seconds before a missing name fails the test.
+async fn scrape_with(worker: &Worker, names: &[String]) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let (status, metrics) = worker.http_get("/metrics");
+        assert_eq!(status, 200);
+        let missing: Vec<&String> = names
+            .iter()
+            .filter(|n| !metrics.contains(n.as_str()))
+            .collect();
+        if missing.is_empty() {
+            return metrics;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/metrics lacks {missing:?}:\n{metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// The series names docs/metrics.md promises for a component (`E` evaluator, `X` explainer):
@@ -531,14 +552,7 @@ async fn a_rule_update_re_evaluates_the_users_it_covers() {
     // After profile updates and a rule change (re-evaluated, and cross-checked by the CPU batch
     // evaluator), every metric docs/metrics.md says the evaluator exports ("By" has E) is in the
     // scrape. The scrape is kept for scripts/check-deploy.sh (dashboards and alerts).
-    let (status, metrics) = worker.http_get("/metrics");
-    assert_eq!(status, 200);
-    for name in contract_metrics("E") {
-        assert!(
-            metrics.contains(&name),
-            "/metrics lacks {name}, which docs/metrics.md promises"
-        );
-    }
+    let metrics = scrape_with(&worker, &contract_metrics("E")).await;
     assert!(metrics.contains("eligibility_batch_engine_evaluations_total{engine=\"cpu\"}"));
     let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
     std::fs::write(target.join("e2e-evaluator-metrics.txt"), &metrics).unwrap();
