@@ -5,6 +5,7 @@
 //! - [`topics`]: topic names and the partition map (`schemas/partition_map.json`).
 //! - [`kafka`]: client set-up (security), the idempotent producer, the consumer whose offsets
 //!   live in PostgreSQL, topic creation.
+//! - [`input`]: records as consumed, micro-batches, decoding, dead letters.
 //! - [`avro`], [`events`]: Avro payloads in the Confluent wire format through a schema registry,
 //!   and their Rust types.
 //! - [`postgres`]: the pool and the migrations of `schemas/migrations/`; [`offsets`]: consumer
@@ -12,7 +13,7 @@
 //! - [`cache`]: the Redis verdict cache.
 //! - [`metrics`], [`http`]: the Prometheus recorder (docs/metrics.md) and the `/metrics`,
 //!   `/healthz`, `/readyz` endpoints.
-//! - [`shutdown`], [`retry`]: graceful shutdown and the backoff policy.
+//! - [`shutdown`], [`retry`]: graceful shutdown, the backoff policy and labelled step failures.
 //! - [`registry`]: the project's own small schema registry, the local development default.
 
 pub mod avro;
@@ -20,6 +21,7 @@ pub mod cache;
 pub mod config;
 pub mod events;
 pub mod http;
+pub mod input;
 pub mod kafka;
 pub mod metrics;
 pub mod offsets;

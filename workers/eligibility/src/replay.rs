@@ -13,8 +13,8 @@ use fleet::config::{Config, Vars};
 use rdkafka::consumer::Consumer as _;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
-use crate::evaluator::input::Record;
 use crate::evaluator::{Pipeline, Stats, batch};
+use fleet::input::Record;
 
 #[derive(ClapArgs)]
 pub struct Args {

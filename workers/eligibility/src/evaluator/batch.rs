@@ -8,40 +8,16 @@ use std::time::Instant;
 use engine::{Date, Profile, Verdict};
 use fleet::avro::Codec;
 use fleet::events::ProfileUpdate;
+use fleet::input::{Record, Rejected, decode};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
-use fleet::retry::with_retries;
+use fleet::retry::{StepError, step, with_retries};
 use fleet::topics::*;
-use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use super::Pipeline;
-use super::input::{Record, Rejected};
 use super::pass::{self, AuditRow, OutEvent, Trigger, UserState};
 use super::store::{self, BatchWrite};
-
-/// A failure of one step, labelled with the `kind` of `eligibility_errors_total`.
-#[derive(Debug)]
-pub struct StepError {
-    pub kind: &'static str,
-    pub error: anyhow::Error,
-}
-
-impl std::fmt::Display for StepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {:#}", self.kind, self.error)
-    }
-}
-
-pub fn step<T, E: Into<anyhow::Error>>(
-    kind: &'static str,
-    r: Result<T, E>,
-) -> Result<T, StepError> {
-    r.map_err(|e| StepError {
-        kind,
-        error: e.into(),
-    })
-}
 
 /// Processes `records`; returns the next offsets now committed in PostgreSQL.
 pub async fn process(
@@ -77,37 +53,6 @@ pub async fn process(
     Ok(committed)
 }
 
-/// Decodes one payload; a registry outage is retried, anything else is the record's fault.
-pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Result<T, Rejected> {
-    let Some(payload) = &record.payload else {
-        return Err(Rejected {
-            record: Box::new(record.clone()),
-            code: "decode_failed",
-            reason: "the record has no value".into(),
-        });
-    };
-    let outcome = with_retries("schema_registry", || async {
-        match codec.decode::<T>(payload).await {
-            Err(e) if e.dlq_reason().is_none() => Err(e),
-            other => Ok(other),
-        }
-    })
-    .await;
-    match outcome {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(Rejected {
-            record: Box::new(record.clone()),
-            code: e.dlq_reason().unwrap_or("decode_failed"),
-            reason: e.to_string(),
-        }),
-        Err(e) => Err(Rejected {
-            record: Box::new(record.clone()),
-            code: "retries_exhausted",
-            reason: e.to_string(),
-        }),
-    }
-}
-
 /// A validated profile update.
 struct Work {
     record: Record,
@@ -118,11 +63,7 @@ struct Work {
 }
 
 fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Result<Work, Rejected> {
-    let reject = |reason: String| Rejected {
-        record: Box::new(record.clone()),
-        code: "validation_failed",
-        reason,
-    };
+    let reject = |reason: String| Rejected::validation(record, reason);
     let json: Json = serde_json::from_str(&update.profile)
         .map_err(|e| reject(format!("profile: not JSON: {e}")))?;
     let profile = Profile::from_json(&pipeline.book.catalogue, &json, &record.source())
@@ -203,7 +144,7 @@ async fn attempt(
         let trigger = Trigger::Profile {
             profile: w.profile.clone(),
             json: w.json.clone(),
-            position: w.record.position(),
+            position: pass::Position::of(&w.record),
             full: w.record.topic == PROFILE_ASSEMBLED,
         };
         if let Some(out) = pass::run(&pipeline.book, &w.user_id, user, trigger, w.as_of) {
@@ -218,14 +159,7 @@ async fn attempt(
         encode_events(&pipeline.codec, &events).await,
     )?;
     for r in rejected {
-        let payload = step(
-            "schema_registry",
-            pipeline
-                .codec
-                .encode(&dead_letter_topic(&r.record.topic), &r.dead_letter())
-                .await,
-        )?;
-        outgoing.push(r.clone().into_outgoing(payload));
+        outgoing.push(step("schema_registry", r.encode(&pipeline.codec).await)?);
     }
     step(
         "kafka_produce",

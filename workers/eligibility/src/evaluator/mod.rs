@@ -1,6 +1,5 @@
 //! `eligibility evaluator`: the stream worker (DESIGN.md "Data flow").
 //!
-//! - [`input`]: records as consumed, and dead letters.
 //! - [`rulebook`], [`rules_store`]: the rules in effect, from PostgreSQL.
 //! - [`pass`]: one user's pass (pure): what to re-evaluate, transitions, audit rows.
 //! - [`store`]: the user state read before a micro-batch and the one transaction after it.
@@ -14,7 +13,6 @@
 //! key) but never lose one, and a repeated batch writes nothing new.
 
 pub mod batch;
-pub mod input;
 pub mod lag;
 pub mod pass;
 pub mod rule_change;
@@ -34,12 +32,12 @@ use fleet::avro::Codec;
 use fleet::cache::Cache;
 use fleet::config::Config;
 use fleet::http::Health;
+use fleet::input::{Polled, poll_batch};
 use fleet::kafka::{Consumer, RebalanceTracker};
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
 use rdkafka::producer::FutureProducer;
 
-use self::input::Record;
 use self::rulebook::RuleBook;
 
 /// Micro-batch bounds: whichever comes first.
@@ -237,22 +235,15 @@ async fn consume(
     let mut rules_checked = Instant::now();
     loop {
         pipeline.health.heartbeat();
-        let first = tokio::select! {
-            message = consumer.recv() => message,
-            _ = shutdown.clone().wait() => break,
-            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+        let polled = poll_batch(consumer, bounds.max_records, bounds.max_wait, &shutdown).await;
+        let records = match polled.context("consuming")? {
+            Polled::Records(records) => records,
+            Polled::Shutdown => break,
+            Polled::Idle => {
                 idle_upkeep(pipeline, tracker, &mut generation).await?;
                 continue;
             }
         };
-        let mut records = vec![Record::from_message(&first.context("consuming")?)];
-        let deadline = tokio::time::Instant::now() + bounds.max_wait;
-        while records.len() < bounds.max_records {
-            tokio::select! {
-                message = consumer.recv() => records.push(Record::from_message(&message.context("consuming")?)),
-                _ = tokio::time::sleep_until(deadline) => break,
-            }
-        }
         if tracker.assignment.lock().expect("not poisoned").generation != generation
             || rules_checked.elapsed() > Duration::from_secs(1)
         {

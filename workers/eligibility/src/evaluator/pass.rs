@@ -22,6 +22,16 @@ pub struct Position {
     pub offset: i64,
 }
 
+impl Position {
+    pub fn of(record: &fleet::input::Record) -> Position {
+        Position {
+            topic: record.topic.clone(),
+            partition: record.partition,
+            offset: record.offset,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct StoredProfile {
     pub profile: Profile,

@@ -15,13 +15,14 @@ use engine::program::Program;
 use engine::{Date, Outcome};
 use engine::{Rule, RuleSet};
 use fleet::events::{DeadlineApproaching, RuleConflictDetected, RulesUpdate};
+use fleet::input::{Record, Rejected, decode};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
+use fleet::retry::{StepError, step};
 use fleet::topics::*;
 
 use super::Pipeline;
-use super::batch::{StepError, decode, encode_events, record_metrics, step, write_cache};
-use super::input::{Record, Rejected};
+use super::batch::{encode_events, record_metrics, write_cache};
 use super::pass::{self, Trigger};
 use super::rules_store;
 use super::store::{self, BatchWrite};
@@ -53,14 +54,6 @@ pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<
 
 type Handled = Result<(String, Date), Rejected>;
 
-fn rejected(record: &Record, reason: String) -> Rejected {
-    Rejected {
-        record: Box::new(record.clone()),
-        code: "validation_failed",
-        reason,
-    }
-}
-
 async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Handled> {
     let update: RulesUpdate = match decode(&pipeline.codec, record).await {
         Ok(u) => u,
@@ -71,15 +64,15 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
         Ok(rule) => rule,
         Err(problems) => {
             let report = engine::ValidationReport { problems };
-            return Ok(Err(rejected(record, format!("rule: {report}"))));
+            return Ok(Err(Rejected::validation(record, format!("rule: {report}"))));
         }
     };
     let as_of = match record.as_of(update.as_of.as_deref()) {
         Ok(d) => d,
-        Err(reason) => return Ok(Err(rejected(record, reason))),
+        Err(reason) => return Ok(Err(Rejected::validation(record, reason))),
     };
     if let Err(reason) = check_new_version(&pipeline.book.rules, &rule) {
-        return Ok(Err(rejected(record, reason)));
+        return Ok(Err(Rejected::validation(record, reason)));
     }
     let conflicts = conflict_events(pipeline, &rule);
     let mut outgoing = Vec::new();
@@ -182,7 +175,7 @@ async fn deadline(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Ha
     };
     let as_of = match record.as_of(event.as_of.as_deref()) {
         Ok(d) => d,
-        Err(reason) => return Ok(Err(rejected(record, reason))),
+        Err(reason) => return Ok(Err(Rejected::validation(record, reason))),
     };
     if !pipeline
         .book
@@ -191,7 +184,7 @@ async fn deadline(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Ha
         .iter()
         .any(|r| r.scheme_id == event.scheme_id)
     {
-        return Ok(Err(rejected(
+        return Ok(Err(Rejected::validation(
             record,
             format!("scheme_id: no rule for scheme {:?}", event.scheme_id),
         )));
@@ -205,15 +198,8 @@ async fn dead_letter(
     rejected: Rejected,
     offsets: &Offsets,
 ) -> anyhow::Result<()> {
-    let payload = pipeline
-        .codec
-        .encode(&dead_letter_topic(&record.topic), &rejected.dead_letter())
-        .await?;
-    fleet::kafka::send_all(
-        &pipeline.producer,
-        &[rejected.clone().into_outgoing(payload)],
-    )
-    .await?;
+    let letter = rejected.encode(&pipeline.codec).await?;
+    fleet::kafka::send_all(&pipeline.producer, &[letter]).await?;
     store::commit_batch(
         &pipeline.pool,
         &pipeline.group,

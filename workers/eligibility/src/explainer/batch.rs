@@ -10,36 +10,17 @@ use std::time::Duration;
 use ::explain::{Facts, Language};
 use engine::{Profile, ValidationReport};
 use fleet::events::EligibilityExplained;
+use fleet::input::{Record, Rejected};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
-use fleet::retry::with_retries;
+use fleet::retry::{StepError, step, with_retries};
 use fleet::topics::ELIGIBILITY_EXPLAINED;
 use tokio::task::JoinSet;
 
 use super::Pipeline;
 use super::explain::{Explanation, Subject, derive_facts, explain, language_code};
-use super::input::{Record, Rejected, decode};
+use super::input::decode;
 use super::store;
-
-/// A failure of one step, labelled with the `kind` of `eligibility_errors_total`.
-#[derive(Debug)]
-struct StepError {
-    kind: &'static str,
-    error: anyhow::Error,
-}
-
-impl std::fmt::Display for StepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {:#}", self.kind, self.error)
-    }
-}
-
-fn step<T, E: Into<anyhow::Error>>(kind: &'static str, r: Result<T, E>) -> Result<T, StepError> {
-    r.map_err(|e| StepError {
-        kind,
-        error: e.into(),
-    })
-}
 
 /// An event whose facts were re-derived.
 struct Prepared {
@@ -283,12 +264,7 @@ async fn attempt(
         });
     }
     for r in rejected {
-        let topic = fleet::topics::dead_letter_topic(&r.record.topic);
-        let payload = step(
-            "schema_registry",
-            pipeline.codec.encode(&topic, &r.dead_letter()).await,
-        )?;
-        outgoing.push(r.clone().into_outgoing(payload));
+        outgoing.push(step("schema_registry", r.encode(&pipeline.codec).await)?);
     }
     step(
         "kafka_produce",

@@ -40,12 +40,12 @@ use fleet::avro::Codec;
 use fleet::cache::Cache;
 use fleet::config::Config;
 use fleet::http::Health;
+use fleet::input::{Polled, poll_batch};
 use fleet::kafka::{Consumer, RebalanceTracker};
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
 use rdkafka::producer::FutureProducer;
 
-use self::input::Record;
 use self::llm::{LlmClient, LlmOptions};
 
 /// The consumer group when `ELIGIBILITY_CONSUMER_GROUP` is unset.
@@ -220,22 +220,15 @@ async fn consume(
     let mut generation = 0;
     loop {
         pipeline.health.heartbeat();
-        let first = tokio::select! {
-            message = consumer.recv() => message,
-            _ = shutdown.clone().wait() => break,
-            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+        let polled = poll_batch(consumer, options.max_batch, options.max_wait, &shutdown).await;
+        let records = match polled.context("consuming")? {
+            Polled::Records(records) => records,
+            Polled::Shutdown => break,
+            Polled::Idle => {
                 upkeep(pipeline, tracker, &mut generation).await?;
                 continue;
             }
         };
-        let mut records = vec![Record::from_message(&first.context("consuming")?)];
-        let deadline = tokio::time::Instant::now() + options.max_wait;
-        while records.len() < options.max_batch.max(1) {
-            tokio::select! {
-                message = consumer.recv() => records.push(Record::from_message(&message.context("consuming")?)),
-                _ = tokio::time::sleep_until(deadline) => break,
-            }
-        }
         if tracker.assignment.lock().expect("not poisoned").generation != generation {
             upkeep(pipeline, tracker, &mut generation).await?;
         }

@@ -1,0 +1,169 @@
+//! Input records as a worker consumes them: an owned copy of each record, micro-batches bounded
+//! by size and time, decoding through the registry, and the dead letter a bad record becomes
+//! (`<topic>.dlq`: a `DeadLetter` with the reason and the original bytes, the reason in headers
+//! too).
+
+use std::time::Duration;
+
+use engine::Date;
+use rdkafka::Message;
+use serde::de::DeserializeOwned;
+
+use crate::avro::Codec;
+use crate::events::DeadLetter;
+use crate::kafka::{Consumer, Outgoing};
+use crate::retry::with_retries;
+use crate::shutdown::Shutdown;
+use crate::topics::dead_letter_topic;
+
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<Vec<u8>>,
+    pub payload: Option<Vec<u8>>,
+    pub timestamp_ms: Option<i64>,
+}
+
+impl Record {
+    pub fn from_message(message: &impl Message) -> Record {
+        Record {
+            topic: message.topic().to_string(),
+            partition: message.partition(),
+            offset: message.offset(),
+            key: message.key().map(<[u8]>::to_vec),
+            payload: message.payload().map(<[u8]>::to_vec),
+            timestamp_ms: message.timestamp().to_millis(),
+        }
+    }
+
+    /// Names the record in error messages, logs and dead letters.
+    pub fn source(&self) -> String {
+        format!("{}[{}]@{}", self.topic, self.partition, self.offset)
+    }
+
+    /// The evaluation date: the event's own `as_of`, else the record's timestamp (UTC), so that
+    /// replaying a record evaluates on the same date as the first time.
+    pub fn as_of(&self, explicit: Option<&str>) -> Result<Date, String> {
+        match explicit {
+            Some(text) => Date::parse(text)
+                .ok_or_else(|| format!("as_of {text:?} is not a date (YYYY-MM-DD)")),
+            None => {
+                let ms = self
+                    .timestamp_ms
+                    .ok_or("the record has no timestamp and the event no as_of")?;
+                Date::from_day_number(ms.div_euclid(86_400_000))
+                    .ok_or_else(|| format!("record timestamp {ms} is out of range"))
+            }
+        }
+    }
+}
+
+/// What one wait on the consumer gave.
+pub enum Polled {
+    Records(Vec<Record>),
+    /// Nothing arrived for a second: time for upkeep.
+    Idle,
+    Shutdown,
+}
+
+/// Waits for a first record, then takes more until `max_records` or `max_wait` after the first.
+pub async fn poll_batch(
+    consumer: &Consumer,
+    max_records: usize,
+    max_wait: Duration,
+    shutdown: &Shutdown,
+) -> Result<Polled, rdkafka::error::KafkaError> {
+    let first = tokio::select! {
+        message = consumer.recv() => message?,
+        _ = shutdown.clone().wait() => return Ok(Polled::Shutdown),
+        _ = tokio::time::sleep(Duration::from_secs(1)) => return Ok(Polled::Idle),
+    };
+    let mut records = vec![Record::from_message(&first)];
+    let deadline = tokio::time::Instant::now() + max_wait;
+    while records.len() < max_records.max(1) {
+        tokio::select! {
+            message = consumer.recv() => records.push(Record::from_message(&message?)),
+            _ = tokio::time::sleep_until(deadline) => break,
+        }
+    }
+    Ok(Polled::Records(records))
+}
+
+/// A record that cannot be processed, and why.
+#[derive(Debug, Clone)]
+pub struct Rejected {
+    pub record: Box<Record>,
+    /// The `reason` label of `eligibility_dlq_messages_total`.
+    pub code: &'static str,
+    pub reason: String,
+}
+
+impl Rejected {
+    pub fn new(record: &Record, code: &'static str, reason: impl Into<String>) -> Rejected {
+        Rejected {
+            record: Box::new(record.clone()),
+            code,
+            reason: reason.into(),
+        }
+    }
+
+    pub fn validation(record: &Record, reason: impl Into<String>) -> Rejected {
+        Rejected::new(record, "validation_failed", reason)
+    }
+
+    pub fn dead_letter(&self) -> DeadLetter {
+        DeadLetter {
+            source_topic: self.record.topic.clone(),
+            source_partition: self.record.partition,
+            source_offset: self.record.offset,
+            reason_code: self.code.to_string(),
+            reason: self.reason.clone(),
+            original_key: self.record.key.clone(),
+            original_value: self.record.payload.clone(),
+        }
+    }
+
+    /// The dead letter, encoded for `<topic>.dlq`.
+    pub async fn encode(&self, codec: &Codec) -> anyhow::Result<Outgoing> {
+        let topic = dead_letter_topic(&self.record.topic);
+        Ok(Outgoing {
+            payload: codec.encode(&topic, &self.dead_letter()).await?,
+            topic,
+            key: self.record.key.clone().unwrap_or_default(),
+            headers: vec![
+                ("dlq_reason_code", self.code.to_string()),
+                ("dlq_reason", self.reason.clone()),
+                ("dlq_source", self.record.source()),
+            ],
+        })
+    }
+}
+
+/// Decodes a record's value; a registry outage is retried, anything else is the record's fault.
+pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Result<T, Rejected> {
+    let Some(payload) = &record.payload else {
+        return Err(Rejected::new(
+            record,
+            "decode_failed",
+            "the record has no value",
+        ));
+    };
+    let outcome = with_retries("schema_registry", || async {
+        match codec.decode::<T>(payload).await {
+            Err(e) if e.dlq_reason().is_none() => Err(e),
+            other => Ok(other),
+        }
+    })
+    .await;
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(Rejected::new(
+            record,
+            e.dlq_reason().unwrap_or("decode_failed"),
+            e.to_string(),
+        )),
+        Err(e) => Err(Rejected::new(record, "retries_exhausted", e.to_string())),
+    }
+}
