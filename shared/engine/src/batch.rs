@@ -25,6 +25,16 @@ pub struct BatchOutcomes {
 }
 
 impl BatchOutcomes {
+    /// Room for `citizens` × `rules` codes. Reused through [`evaluate_batch_into`], a buffer
+    /// is paged in once rather than once per batch.
+    pub fn new(citizens: usize, rules: usize) -> BatchOutcomes {
+        BatchOutcomes {
+            citizens,
+            rules,
+            codes: vec![0u8; citizens.div_ceil(CHUNK) * CHUNK * rules],
+        }
+    }
+
     pub fn code(&self, citizen: usize, rule: usize) -> u8 {
         let (chunk, offset) = (citizen / CHUNK, citizen % CHUNK);
         self.codes[chunk * CHUNK * self.rules + rule * CHUNK + offset]
@@ -44,6 +54,20 @@ pub fn evaluate_batch(
     as_of: Date,
     threads: usize,
 ) -> BatchOutcomes {
+    let mut out = BatchOutcomes::new(columns.len, rules.len());
+    evaluate_batch_into(program, rules, columns, as_of, threads, &mut out);
+    out
+}
+
+/// [`evaluate_batch`] into a buffer of the caller's, resized when its shape differs.
+pub fn evaluate_batch_into(
+    program: &Program,
+    rules: &[&Rule],
+    columns: &ProfileColumns,
+    as_of: Date,
+    threads: usize,
+    out: &mut BatchOutcomes,
+) {
     assert_eq!(
         program.rules.len(),
         rules.len(),
@@ -55,18 +79,16 @@ pub fn evaluate_batch(
         .collect();
     let chunks = columns.len.div_ceil(CHUNK);
     let chunk_len = CHUNK * rules.len();
-    let mut codes = vec![0u8; chunks * chunk_len];
+    if (out.citizens, out.rules) != (columns.len, rules.len()) {
+        *out = BatchOutcomes::new(columns.len, rules.len());
+    }
     if chunk_len == 0 {
-        return BatchOutcomes {
-            citizens: columns.len,
-            rules: rules.len(),
-            codes,
-        };
+        return;
     }
     let threads = threads.clamp(1, chunks.max(1));
     let per_thread = chunks.div_ceil(threads);
     std::thread::scope(|scope| {
-        for (t, part) in codes.chunks_mut(per_thread * chunk_len).enumerate() {
+        for (t, part) in out.codes.chunks_mut(per_thread * chunk_len).enumerate() {
             let applicable = &applicable;
             scope.spawn(move || {
                 let mut scratch = vec![0u64; program.conditions.len() * CHUNK_WORDS];
@@ -77,11 +99,6 @@ pub fn evaluate_batch(
             });
         }
     });
-    BatchOutcomes {
-        citizens: columns.len,
-        rules: rules.len(),
-        codes,
-    }
 }
 
 fn evaluate_chunk(

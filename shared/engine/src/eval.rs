@@ -1,7 +1,9 @@
 //! The scalar evaluator (spec §3): one profile against one rule, with the full trace.
 //!
 //! [`outcome`] computes only the verdict and score (the hot path); [`evaluate`] adds the
-//! per-condition trace, gaps, needed fields, benefit and next steps. Both share [`node_outcome`].
+//! per-condition trace, gaps, needed fields, benefit and next steps. Both walk the tree with
+//! [`tree_outcome`]; the traced path records every node's truth once ([`NodeTruths`]) so that
+//! the gap walk and the matched count do not walk it again.
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -54,13 +56,6 @@ pub fn test(op: Op, operand: &Operand, value: Option<&FieldValue>) -> Truth {
     Truth::from_bool(passes)
 }
 
-/// A node's truth and its score numerator over the node's fixed denominator.
-pub fn node_outcome(node: &Node, profile: &Profile) -> (Truth, u64) {
-    tree_outcome(node, &|leaf: &Leaf| {
-        leaf_truth(leaf, profile.get(leaf.field))
-    })
-}
-
 /// The same, with leaf truths supplied by `truth` (so hypothetical answers can be tried).
 fn tree_outcome(node: &Node, truth: &impl Fn(&Leaf) -> Truth) -> (Truth, u64) {
     match node {
@@ -95,6 +90,77 @@ fn tree_outcome(node: &Node, truth: &impl Fn(&Leaf) -> Truth) -> (Truth, u64) {
     }
 }
 
+/// Every node's truth in pre-order, each with the index just past its subtree, so that a walk
+/// can skip a subtree that needs no look.
+pub(crate) struct NodeTruths(Vec<(Truth, usize)>);
+
+impl NodeTruths {
+    /// Records the tree's truths for the profile; returns them with the root's numerator.
+    fn record(node: &Node, profile: &Profile) -> (NodeTruths, u64) {
+        let mut truths = Vec::with_capacity(16);
+        let (_, numerator) = record_node(node, profile, &mut truths);
+        (NodeTruths(truths), numerator)
+    }
+
+    pub(crate) fn truth(&self, at: usize) -> Truth {
+        self.0[at].0
+    }
+
+    /// The index just past the subtree at `at`: its next sibling's index.
+    pub(crate) fn end(&self, at: usize) -> usize {
+        self.0[at].1
+    }
+
+    /// The indices of a group's children, given the group's index.
+    pub(crate) fn children(&self, at: usize) -> impl Iterator<Item = usize> + '_ {
+        let end = self.end(at);
+        let mut next = at + 1;
+        std::iter::from_fn(move || {
+            let child = next;
+            (child < end).then(|| {
+                next = self.end(child);
+                child
+            })
+        })
+    }
+}
+
+/// [`tree_outcome`] with the profile's leaf truths, recording each node on the way.
+fn record_node(node: &Node, profile: &Profile, out: &mut Vec<(Truth, usize)>) -> (Truth, u64) {
+    let at = out.len();
+    out.push((Truth::Unknown, 0));
+    let (truth, numerator) = match node {
+        Node::Leaf(leaf) => {
+            let t = leaf_truth(leaf, profile.get(leaf.field));
+            (t, u64::from(t.passes()))
+        }
+        Node::Group(group) => {
+            let mut children = group
+                .children
+                .iter()
+                .zip(&group.scales)
+                .map(|(child, scale)| {
+                    let (t, num) = record_node(child, profile, out);
+                    (t, num * scale)
+                });
+            match group.op {
+                GroupOp::And => {
+                    children.fold((Truth::True, 0), |(t, n), (ct, cn)| (t.and(ct), n + cn))
+                }
+                GroupOp::Or => {
+                    children.fold((Truth::False, 0), |(t, n), (ct, cn)| (t.or(ct), n.max(cn)))
+                }
+                GroupOp::Not => {
+                    let t = !children.next().expect("NOT has one child").0;
+                    (t, u64::from(t.passes()))
+                }
+            }
+        }
+    };
+    out[at] = (truth, out.len());
+    (truth, numerator)
+}
+
 /// Verdict and score of an applicable rule for the given leaf truths: the one place spec §3's
 /// decision is made for a rule tree (the scalar path, the traced path and `needed_fields`).
 fn decide(rule: &Rule, truth: &impl Fn(&Leaf) -> Truth) -> Outcome {
@@ -120,6 +186,15 @@ const MAX_ENUMERATED_LEAVES: usize = 8;
 /// fields stay unknown, all pass or all fail. Leaves of one field are treated as independent, so
 /// the answer errs towards asking.
 fn needed_fields<'a>(rule: &'a Rule, profile: &Profile) -> Vec<&'a str> {
+    let mut any_unknown = rule
+        .exclusions
+        .iter()
+        .any(|l| profile.get(l.field).is_none());
+    rule.eligibility
+        .for_each_leaf(&mut |leaf| any_unknown |= profile.get(leaf.field).is_none());
+    if !any_unknown {
+        return Vec::new();
+    }
     let mut leaves: Vec<&'a Leaf> = Vec::new();
     rule.eligibility
         .for_each_leaf(&mut |leaf| leaves.push(leaf));
@@ -273,9 +348,16 @@ pub fn evaluate<'a>(
     if !applicable.is_applicable() {
         return Err(applicable);
     }
-    let Outcome { verdict, score } = decide(rule, &from_profile(profile));
+    let (truths, numerator) = NodeTruths::record(&rule.eligibility, profile);
+    let score = match_score(numerator, rule.eligibility.denominator());
+    let exclusions = Exclusions::from_truths(
+        rule.exclusions
+            .iter()
+            .map(|l| leaf_truth(l, profile.get(l.field))),
+    );
+    let verdict = verdict(truths.truth(0), score, exclusions);
 
-    let mut conditions_evaluated = Vec::new();
+    let mut conditions_evaluated = Vec::with_capacity(8);
     rule.eligibility
         .for_each_leaf(&mut |leaf| conditions_evaluated.push(trace(leaf, profile)));
     let exclusions_checked: Vec<ConditionTrace<'a>> =
@@ -292,12 +374,15 @@ pub fn evaluate<'a>(
         })
         .collect();
     let root_children = rule.root_children();
-    let matched_conditions = root_children
-        .iter()
-        .filter(|c| node_outcome(c, profile).0.passes())
-        .count();
+    let matched_conditions = match rule.eligibility {
+        Node::Group(_) => truths
+            .children(0)
+            .filter(|&c| truths.truth(c).passes())
+            .count(),
+        Node::Leaf(_) => usize::from(truths.truth(0).passes()),
+    };
 
-    let gaps = collect_gaps(catalogue, rule, profile, as_of);
+    let gaps = collect_gaps(catalogue, rule, profile, &truths, as_of);
     let needed_fields = needed_fields(rule, profile);
 
     let next_steps = next_steps(rule, verdict, &gaps, &needed_fields);
@@ -330,22 +415,26 @@ pub fn evaluate<'a>(
 /// A UUID-shaped id from the hashes that determine the evaluation.
 pub fn evaluation_id(rule_hash: &str, input_hash: &str, as_of: Date) -> String {
     use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    let mut day = String::with_capacity(10);
+    write!(day, "{as_of}").expect("writing to a String cannot fail");
     let digest = Sha256::new()
         .chain_update(rule_hash)
         .chain_update(b":")
         .chain_update(input_hash)
         .chain_update(b":")
-        .chain_update(as_of.to_string())
+        .chain_update(day)
         .finalize();
-    let h = crate::hash::hex(&digest[..16]);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(36);
+    for (i, byte) in digest[..16].iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            id.push('-');
+        }
+        id.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        id.push(char::from(DIGITS[usize::from(byte & 15)]));
+    }
+    id
 }
 
 fn trace<'a>(leaf: &'a Leaf, profile: &'a Profile) -> ConditionTrace<'a> {
@@ -403,27 +492,27 @@ fn benefit_estimate(rule: &Rule) -> Option<BenefitEstimate<'_>> {
 }
 
 fn next_steps(rule: &Rule, verdict: Verdict, gaps: &[Gap<'_>], needed: &[&str]) -> Vec<String> {
-    let portal = rule.application.portal_url.as_deref().map(|u| {
-        let bare = u
-            .trim_start_matches("https://")
-            .trim_start_matches("http://");
-        bare.trim_end_matches('/').to_string()
-    });
-    let documents = (!rule.documents_required.is_empty()).then(|| {
-        format!(
-            "Keep ready: {}",
-            rule.documents_required.join(", ").replace('_', " ")
-        )
-    });
+    let portal = || {
+        rule.application.portal_url.as_deref().map(|u| {
+            u.trim_start_matches("https://")
+                .trim_start_matches("http://")
+                .trim_end_matches('/')
+        })
+    };
     let mut steps = Vec::new();
     match verdict {
         Verdict::Eligible => {
-            steps.extend(portal.map(|p| format!("Apply at {p}")));
-            steps.extend(documents);
+            steps.extend(portal().map(|p| format!("Apply at {p}")));
+            if !rule.documents_required.is_empty() {
+                steps.push(format!(
+                    "Keep ready: {}",
+                    rule.documents_required.join(", ").replace('_', " ")
+                ));
+            }
         }
         Verdict::PartialMatch => {
             steps.extend(gaps.iter().map(|g| g.gap_description.clone()));
-            steps.extend(portal.map(|p| format!("Once these are met, apply at {p}")));
+            steps.extend(portal().map(|p| format!("Once these are met, apply at {p}")));
         }
         Verdict::NotEligible | Verdict::NotApplicable => {
             // Only the questions whose answers could still change the verdict.

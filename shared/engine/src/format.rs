@@ -1,38 +1,72 @@
 //! Plain-language formatting shared by gap descriptions and explanations.
 
+use std::fmt;
+
 /// Indian digit grouping: 150000 → "1,50,000"; fractions kept to two places when present.
 pub fn indian_number(value: f64) -> String {
-    let negative = value < 0.0;
-    // Rounded to paise first, so that a carry reaches the whole part (2.999 → 3).
-    let paise = (value.abs() * 100.0).round() as u64;
-    let (whole, fraction) = (paise / 100, paise % 100);
-    let digits = whole.to_string();
-    let grouped = if digits.len() <= 3 {
-        digits
-    } else {
-        let (head, last3) = digits.split_at(digits.len() - 3);
-        let mut groups: Vec<&str> = Vec::new();
-        let mut end = head.len();
-        while end > 2 {
-            groups.push(&head[end - 2..end]);
-            end -= 2;
-        }
-        groups.push(&head[..end]);
-        groups.reverse();
-        format!("{},{last3}", groups.join(","))
-    };
-    let fraction = if fraction > 0 {
-        format!(".{fraction:02}")
-    } else {
-        String::new()
-    };
-    let negative = negative && paise > 0;
-    format!("{}{grouped}{fraction}", if negative { "-" } else { "" })
+    IndianNumber(value).to_string()
 }
 
 /// Rupees in Indian format: ₹1,50,000.
 pub fn rupees(value: f64) -> String {
-    format!("₹{}", indian_number(value))
+    Rupees(value).to_string()
+}
+
+/// [`indian_number`] as a `Display`, so that a longer text can be written in one buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct IndianNumber(pub f64);
+
+/// [`rupees`] as a `Display`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rupees(pub f64);
+
+impl fmt::Display for IndianNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Rounded to paise first, so that a carry reaches the whole part (2.999 → 3).
+        let paise = (self.0.abs() * 100.0).round() as u64;
+        let (whole, fraction) = (paise / 100, paise % 100);
+        if self.0 < 0.0 && paise > 0 {
+            f.write_str("-")?;
+        }
+        let mut buffer = [0u8; 20];
+        let digits = decimal_digits(whole, &mut buffer);
+        // The last three digits form one group; before them, groups of two.
+        let head = digits.len().saturating_sub(3);
+        let mut start = 0;
+        for comma in (head % 2..=head).step_by(2).filter(|&c| c > 0) {
+            f.write_str(ascii(&digits[start..comma]))?;
+            f.write_str(",")?;
+            start = comma;
+        }
+        f.write_str(ascii(&digits[start..]))?;
+        if fraction > 0 {
+            write!(f, ".{fraction:02}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Rupees {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "₹{}", IndianNumber(self.0))
+    }
+}
+
+/// The decimal digits of `n`, most significant first, in the tail of `buffer`.
+fn decimal_digits(mut n: u64, buffer: &mut [u8; 20]) -> &[u8] {
+    let mut start = buffer.len();
+    loop {
+        start -= 1;
+        buffer[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buffer[start..];
+        }
+    }
+}
+
+fn ascii(digits: &[u8]) -> &str {
+    std::str::from_utf8(digits).expect("decimal digits are ASCII")
 }
 
 #[cfg(test)]
@@ -47,6 +81,12 @@ mod tests {
         assert_eq!(rupees(12345678.0), "₹1,23,45,678");
         assert_eq!(rupees(1000000000.0), "₹1,00,00,00,000");
         assert_eq!(indian_number(2.5), "2.50");
+        assert_eq!(indian_number(0.0), "0");
+        assert_eq!(indian_number(12.0), "12");
+        assert_eq!(indian_number(1234.0), "1,234");
+        assert_eq!(indian_number(123456.07), "1,23,456.07");
+        assert_eq!(indian_number(12345.0), "12,345");
+        assert_eq!(indian_number(1234567.0), "12,34,567");
     }
 
     #[test]

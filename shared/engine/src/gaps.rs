@@ -9,8 +9,10 @@ use serde_json::Value as Json;
 
 use crate::catalogue::{Catalogue, FieldSpec};
 use crate::date::Date;
-use crate::eval::{leaf_truth, node_outcome};
-use crate::format::{indian_number, rupees};
+use crate::eval::{NodeTruths, leaf_truth};
+use std::fmt;
+
+use crate::format::{IndianNumber, Rupees};
 use crate::outcome::Truth;
 use crate::profile::Profile;
 use crate::rule::{GroupOp, Leaf, Node, Op, Operand, Rule};
@@ -49,10 +51,11 @@ pub struct Gap<'a> {
 
 /// Every gap of the rule for the profile: eligibility leaves on failing paths, then exclusions
 /// that do not hold.
-pub fn collect_gaps<'a>(
+pub(crate) fn collect_gaps<'a>(
     catalogue: &Catalogue,
     rule: &'a Rule,
     profile: &'a Profile,
+    truths: &NodeTruths,
     as_of: Date,
 ) -> Vec<Gap<'a>> {
     let mut gaps = Vec::new();
@@ -61,7 +64,7 @@ pub fn collect_gaps<'a>(
             catalogue, leaf, profile, as_of, negated, exclusion,
         ));
     };
-    walk(&rule.eligibility, profile, true, &mut push);
+    walk(&rule.eligibility, truths, 0, true, &mut push);
     for leaf in &rule.exclusions {
         if !leaf_truth(leaf, profile.get(leaf.field)).passes() {
             push(leaf, false, true);
@@ -71,28 +74,30 @@ pub fn collect_gaps<'a>(
 }
 
 /// `want`: whether the path needs this node to pass (`true`) or to fail (`false`, under NOT).
+/// `at`: the node's index in `truths`.
 fn walk<'a>(
     node: &'a Node,
-    profile: &Profile,
+    truths: &NodeTruths,
+    at: usize,
     want: bool,
     push: &mut impl FnMut(&'a Leaf, bool, bool),
 ) {
-    let truth = node_outcome(node, profile).0;
     let needed = if want { Truth::True } else { Truth::False };
-    if truth == needed {
+    if truths.truth(at) == needed {
         return;
     }
     match node {
         Node::Leaf(leaf) => push(leaf, !want, false),
         Node::Group(group) if group.op == GroupOp::Not => {
-            walk(&group.children[0], profile, !want, push)
+            walk(&group.children[0], truths, at + 1, !want, push)
         }
         // Every child not yet as needed is a gap: AND needs each child, OR needs any one (so
         // each would do); to fail, the roles swap. Children already as needed return at once.
         Node::Group(group) => group
             .children
             .iter()
-            .for_each(|c| walk(c, profile, want, push)),
+            .zip(truths.children(at))
+            .for_each(|(child, child_at)| walk(child, truths, child_at, want, push)),
     }
 }
 
@@ -107,31 +112,43 @@ fn describe<'a>(
     let spec = catalogue.field(leaf.field);
     let value = profile.get(leaf.field);
     let actual_scalar = value.and_then(FieldValue::scalar);
-    let requirement = requirement(spec, leaf, negated);
+    let requirement = Requirement {
+        spec,
+        leaf,
+        negated,
+    };
     let (gap_kind, gap_description) = match value {
         None => (
             GapKind::MissingData,
             format!(
-                "We do not have your {}; it is needed to check that it is {requirement}",
-                spec.human_name()
+                "We do not have your {}; it is needed to check that it is {}",
+                spec.human_name(),
+                requirement
             ),
         ),
         Some(actual) if exclusion => (
             GapKind::Exclusion,
-            format!(
-                "Excluded: {} (your {} is {})",
-                leaf.label
-                    .clone()
-                    .unwrap_or_else(|| format!("{} must be {requirement}", spec.human_name())),
-                spec.human_name(),
-                show_value(spec, actual)
-            ),
+            match &leaf.label {
+                Some(label) => format!(
+                    "Excluded: {label} (your {} is {})",
+                    spec.human_name(),
+                    ShownValue(spec, actual)
+                ),
+                None => format!(
+                    "Excluded: {} must be {} (your {} is {})",
+                    spec.human_name(),
+                    requirement,
+                    spec.human_name(),
+                    ShownValue(spec, actual)
+                ),
+            },
         ),
         Some(_) if leaf.field_name == "identity.verified_documents" => (
             GapKind::Document,
             format!(
-                "You need a verified document: {} must be {requirement}",
-                spec.human_name()
+                "You need a verified document: {} must be {}",
+                spec.human_name(),
+                requirement
             ),
         ),
         Some(actual) if leaf.op.is_threshold() && !negated => (
@@ -141,9 +158,10 @@ fn describe<'a>(
         Some(actual) => (
             GapKind::Category,
             format!(
-                "Your {} must be {requirement}; it is {}",
+                "Your {} must be {}; it is {}",
                 spec.human_name(),
-                show_value(spec, actual)
+                requirement,
+                ShownValue(spec, actual)
             ),
         ),
     };
@@ -225,19 +243,11 @@ fn estimated_date(
 }
 
 fn threshold_description(spec: &FieldSpec, leaf: &Leaf, actual: &FieldValue) -> String {
-    let shown = show_value(spec, actual);
+    let shown = ShownValue(spec, actual);
     let gap = actual.scalar().and_then(|a| distance(leaf, a));
-    let amount = |d: f64| match (spec.is_money(), spec.unit.as_deref()) {
-        (true, _) => rupees(d),
-        (false, Some("years")) => format!(
-            "{} year{}",
-            indian_number(d),
-            if d == 1.0 { "" } else { "s" }
-        ),
-        (false, Some(unit)) => format!("{} {unit}", indian_number(d)),
-        (false, None) => indian_number(d),
-    };
-    let bound = |s: &Scalar| show_scalar(spec, s);
+    let amount = |d: f64| Amount(spec, d);
+    let bound = |s| Shown(spec, s);
+    let name = spec.human_name();
     match (&leaf.operand, leaf.op, gap) {
         (Operand::One(e), Op::Gte | Op::Gt, Some(d)) if leaf.field_name == "identity.age" => {
             format!(
@@ -248,87 +258,160 @@ fn threshold_description(spec: &FieldSpec, leaf: &Leaf, actual: &FieldValue) -> 
         }
         (Operand::One(e), Op::Gte | Op::Gt, Some(d)) => {
             format!(
-                "Your {} ({shown}) is {} below the minimum of {}",
-                spec.human_name(),
+                "Your {name} ({shown}) is {} below the minimum of {}",
                 amount(d),
                 bound(e)
             )
         }
         (Operand::One(e), Op::Lte | Op::Lt, Some(d)) => {
             format!(
-                "Your {} ({shown}) is {} above the limit of {}",
-                spec.human_name(),
+                "Your {name} ({shown}) is {} above the limit of {}",
                 amount(d),
                 bound(e)
             )
         }
         (Operand::Range(lo, hi), _, _) => {
             format!(
-                "Your {} ({shown}) must be between {} and {}",
-                spec.human_name(),
+                "Your {name} ({shown}) must be between {} and {}",
                 bound(lo),
                 bound(hi)
             )
         }
         _ => format!(
-            "Your {} ({shown}) must be {}",
-            spec.human_name(),
-            requirement(spec, leaf, false)
+            "Your {name} ({shown}) must be {}",
+            Requirement {
+                spec,
+                leaf,
+                negated: false
+            }
         ),
+    }
+}
+
+/// A distance to a threshold with the field's unit: "₹20,000", "3 years", "0.50 acres".
+struct Amount<'a>(&'a FieldSpec, f64);
+
+impl fmt::Display for Amount<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Amount(spec, d) = *self;
+        match (spec.is_money(), spec.unit.as_deref()) {
+            (true, _) => write!(f, "{}", Rupees(d)),
+            (false, Some("years")) => {
+                write!(
+                    f,
+                    "{} year{}",
+                    IndianNumber(d),
+                    if d == 1.0 { "" } else { "s" }
+                )
+            }
+            (false, Some(unit)) => write!(f, "{} {unit}", IndianNumber(d)),
+            (false, None) => write!(f, "{}", IndianNumber(d)),
+        }
     }
 }
 
 /// The requirement as words: "at least 65", "one of sc, st", "not at most ₹2,00,000".
-pub fn requirement(spec: &FieldSpec, leaf: &Leaf, negated: bool) -> String {
-    let list = |items: &[Scalar]| {
-        items
-            .iter()
-            .map(|s| show_scalar(spec, s))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let text = match &leaf.operand {
-        Operand::One(v) => {
-            let v = show_scalar(spec, v);
-            match leaf.op {
-                Op::Eq => v,
-                Op::Neq => format!("other than {v}"),
-                Op::Gt => format!("more than {v}"),
-                Op::Gte => format!("at least {v}"),
-                Op::Lt => format!("less than {v}"),
-                Op::Lte => format!("at most {v}"),
-                Op::Contains => format!("including {v}"),
-                Op::NotContains => format!("without {v}"),
-                _ => v,
+pub struct Requirement<'a> {
+    pub spec: &'a FieldSpec,
+    pub leaf: &'a Leaf,
+    pub negated: bool,
+}
+
+impl fmt::Display for Requirement<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Requirement {
+            spec,
+            leaf,
+            negated,
+        } = *self;
+        if negated {
+            f.write_str("not ")?;
+        }
+        let list = |f: &mut fmt::Formatter<'_>, items: &[Scalar]| {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{}", Shown(spec, item))?;
+            }
+            Ok(())
+        };
+        match &leaf.operand {
+            Operand::One(v) => {
+                let words = match leaf.op {
+                    Op::Neq => "other than ",
+                    Op::Gt => "more than ",
+                    Op::Gte => "at least ",
+                    Op::Lt => "less than ",
+                    Op::Lte => "at most ",
+                    Op::Contains => "including ",
+                    Op::NotContains => "without ",
+                    _ => "",
+                };
+                write!(f, "{words}{}", Shown(spec, v))
+            }
+            Operand::Many(items) => {
+                f.write_str(if leaf.op == Op::In {
+                    "one of "
+                } else {
+                    "none of "
+                })?;
+                list(f, items)
+            }
+            Operand::Range(lo, hi) => {
+                write!(f, "between {} and {}", Shown(spec, lo), Shown(spec, hi))
             }
         }
-        Operand::Many(items) if leaf.op == Op::In => format!("one of {}", list(items)),
-        Operand::Many(items) => format!("none of {}", list(items)),
-        Operand::Range(lo, hi) => format!(
-            "between {} and {}",
-            show_scalar(spec, lo),
-            show_scalar(spec, hi)
-        ),
-    };
-    if negated { format!("not {text}") } else { text }
-}
-
-fn show_scalar(spec: &FieldSpec, value: &Scalar) -> String {
-    match value {
-        Scalar::Int(i) if spec.is_money() => rupees(*i as f64),
-        Scalar::Num(n) if spec.is_money() => rupees(*n),
-        Scalar::Num(n) => indian_number(*n).trim_end_matches(".00").to_string(),
-        Scalar::Bool(true) => "yes".into(),
-        Scalar::Bool(false) => "no".into(),
-        Scalar::Str(s) => s.replace('_', " "),
-        other => other.to_json().to_string().trim_matches('"').to_string(),
     }
 }
 
-fn show_value(spec: &FieldSpec, value: &FieldValue) -> String {
-    match value {
-        FieldValue::Scalar(s) => show_scalar(spec, s),
-        FieldValue::List(items) if items.is_empty() => "none".into(),
-        FieldValue::List(items) => items.join(", ").replace('_', " "),
+/// A value as people read it: rupees for money, yes/no, codes with spaces for underscores.
+struct Shown<'a>(&'a FieldSpec, &'a Scalar);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Shown(spec, value) = *self;
+        match value {
+            Scalar::Int(i) if spec.is_money() => write!(f, "{}", Rupees(*i as f64)),
+            Scalar::Num(n) if spec.is_money() => write!(f, "{}", Rupees(*n)),
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Num(n) => write!(f, "{}", IndianNumber(*n)),
+            Scalar::Bool(true) => f.write_str("yes"),
+            Scalar::Bool(false) => f.write_str("no"),
+            Scalar::Str(s) => words(f, s),
+            Scalar::Date(d) => write!(f, "{d}"),
+        }
     }
+}
+
+/// A field's whole value: a scalar as [`Shown`], a list joined with commas ("none" when empty).
+struct ShownValue<'a>(&'a FieldSpec, &'a FieldValue);
+
+impl fmt::Display for ShownValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            FieldValue::Scalar(s) => write!(f, "{}", Shown(self.0, s)),
+            FieldValue::List(items) if items.is_empty() => f.write_str("none"),
+            FieldValue::List(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    words(f, item)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A code as words: `small_marginal` → "small marginal".
+fn words(f: &mut fmt::Formatter<'_>, code: &str) -> fmt::Result {
+    for (i, part) in code.split('_').enumerate() {
+        if i > 0 {
+            f.write_str(" ")?;
+        }
+        f.write_str(part)?;
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Property tests (spec §4): every path that computes a verdict agrees with the scalar evaluator,
 //! incremental re-evaluation equals a full one, and hashes are stable.
 
-use engine::batch::evaluate_batch;
+use engine::batch::{evaluate_batch, evaluate_batch_into};
 use engine::columns::ProfileColumns;
 use engine::deps::{DependencyIndex, affected_rules};
 use engine::load::parse_rule_json;
@@ -25,6 +25,21 @@ proptest! {
         for (c, profile) in profiles.iter().enumerate() {
             for (r, rule) in refs.iter().enumerate() {
                 prop_assert_eq!(batch.get(c, r), outcome(rule, profile, as_of), "citizen {} rule {}", c, r);
+            }
+        }
+    }
+
+    #[test]
+    fn a_reused_buffer_holds_only_the_latest_batch(rules in rules(6), profiles in profiles(150), earlier in as_of(), as_of in as_of()) {
+        // The buffer is first filled on another date, so stale codes would show.
+        let refs: Vec<&Rule> = rules.iter().collect();
+        let program = Program::compile(&refs);
+        let columns = ProfileColumns::new(&CATALOGUE, &profiles);
+        let mut buffer = evaluate_batch(&program, &refs, &columns, earlier, 2);
+        evaluate_batch_into(&program, &refs, &columns, as_of, 2, &mut buffer);
+        for (c, profile) in profiles.iter().enumerate() {
+            for (r, rule) in refs.iter().enumerate() {
+                prop_assert_eq!(buffer.get(c, r), outcome(rule, profile, as_of), "citizen {} rule {}", c, r);
             }
         }
     }
