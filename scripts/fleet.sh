@@ -3,12 +3,15 @@
 #   scripts/fleet.sh [demo]   sample traffic (the example citizens), printing the events published
 #   scripts/fleet.sh bench    throughput: bundled corpus + 1,000 synthetic schemes, N citizens,
 #                             then M profile updates end to end (FLEET_BENCH_USERS, FLEET_BENCH_UPDATES)
+#   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
+#                             then a new version of a central rule (FLEET_BENCH_RULE): time to
+#                             re-evaluate every citizen end to end
 # Each run uses a fresh database (eligibility_demo / eligibility_bench) and a new consumer group
 # that starts at the topics' current ends; the worker is stopped (SIGTERM) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-demo}
-case "$mode" in demo|bench) ;; *) echo "usage: scripts/fleet.sh [demo|bench]" >&2; exit 2 ;; esac
+case "$mode" in demo|bench|rule-change) ;; *) echo "usage: scripts/fleet.sh [demo|bench|rule-change]" >&2; exit 2 ;; esac
 
 scripts/stack.sh up >/dev/null
 eval "$(scripts/stack.sh env)"
@@ -16,7 +19,7 @@ echo "== building (release)"
 cargo build --release --locked -p eligibility -p loadtest --bin eligibility --bin fleet_traffic --bin synth
 bin=target/release
 
-db="eligibility_$mode"
+db="eligibility_${mode//-/_}"
 PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
   -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
 export ELIGIBILITY_DATABASE_URL="postgres://eligibility:eligibility@127.0.0.1:5432/$db?sslmode=disable"
@@ -48,6 +51,11 @@ curl -sf "http://$ELIGIBILITY_HTTP_ADDR/readyz" >/dev/null || { tail -20 "$log" 
 
 if [ "$mode" = demo ]; then
   "$bin/fleet_traffic" demo
+elif [ "$mode" = rule-change ]; then
+  "$bin/fleet_traffic" rule-change --group "$ELIGIBILITY_CONSUMER_GROUP" \
+    --users "${FLEET_BENCH_USERS:-100000}" --rule "${FLEET_BENCH_RULE:-schemes/central/ignoaps.yaml}"
+  echo "== where the time goes (evaluator histograms)"
+  curl -sf "http://$ELIGIBILITY_HTTP_ADDR/metrics" | grep -E '^eligibility_(evaluation_duration_seconds|batch_engine_duration_seconds|store_duration_seconds)_(sum|count)' || true
 else
   "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
     --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}"

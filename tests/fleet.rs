@@ -666,3 +666,147 @@ async fn a_worker_killed_mid_stream_leaves_no_audit_row_missing_and_no_transitio
     assert!(missing.is_empty(), "unpublished new_match: {missing:?}");
     assert_eq!(seen, wanted, "no new_match for a pair that is not ELIGIBLE");
 }
+
+/// `eligibility replay` over a range of one partition; its progress and summary (stderr).
+fn replay(s: &Setup, partition: i32, from: i64, to: i64) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_eligibility"))
+        .args(["replay", "--topic", USER_METADATA_UPDATED])
+        .args(["--partitions", &partition.to_string()])
+        .args(["--from-offset", &from.to_string()])
+        .args(["--to-offset", &to.to_string()])
+        .env("ELIGIBILITY_KAFKA_BROKERS", &s.stack.brokers)
+        .env("ELIGIBILITY_DATABASE_URL", &s.database_url)
+        .env("ELIGIBILITY_REDIS_URL", &s.stack.redis_url)
+        .env("ELIGIBILITY_SCHEMA_REGISTRY_URL", &s.stack.registry_url)
+        .env("ELIGIBILITY_CONSUMER_GROUP", &s.group)
+        .env("ELIGIBILITY_LOG", "warn")
+        .output()
+        .expect("the eligibility binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "replay failed: {stderr}");
+    stderr
+}
+
+fn end_of(kafka: &Kafka, topic: &str, partition: i32) -> i64 {
+    kafka
+        .marks(&[topic])
+        .elements()
+        .iter()
+        .find(|e| e.partition() == partition)
+        .and_then(|e| match e.offset() {
+            rdkafka::Offset::Offset(o) => Some(o),
+            _ => None,
+        })
+        .expect("the partition has an end")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replayed_range_is_evaluated_once_and_a_second_replay_changes_nothing() {
+    let _turn = TURN.lock().await;
+    // No worker runs: only the replay reads the records.
+    let s = setup("e2e_replay").await;
+    let user = unique("replayed");
+    let steps = [
+        profile_json(&user, 58, true, "karnataka"),
+        profile_json(&user, 60, true, "karnataka"),
+        profile_json(&user, 60, false, "karnataka"),
+    ];
+    let partition = partition_of(&steps[0]);
+    let from = end_of(&s.kafka, USER_METADATA_UPDATED, partition);
+    for profile in &steps {
+        s.kafka
+            .send(
+                USER_METADATA_UPDATED,
+                Some(partition),
+                &user,
+                &profile_update(&user, profile, AS_OF),
+            )
+            .await;
+    }
+    let to = end_of(&s.kafka, USER_METADATA_UPDATED, partition);
+    assert_eq!(to - from, 3, "the three records were appended");
+    let offsets_before = count(
+        &s.pool,
+        "SELECT sum(next_offset)::bigint FROM consumer_offsets",
+    )
+    .await;
+
+    let first = replay(&s, partition, from, to);
+    assert!(
+        first.contains("3 records, 0 dead-lettered"),
+        "summary: {first}"
+    );
+    let expected = expected_evaluations(&steps[0], None)
+        + expected_evaluations(&steps[1], Some(&["identity.age"]))
+        + expected_evaluations(&steps[2], Some(&["economic.bpl_status"]));
+    assert_eq!(audit_rows(&s.pool, &user).await as usize, expected);
+    let client = s.pool.get().await.unwrap();
+    let verdict = |client: deadpool_postgres::Object| {
+        let user = user.clone();
+        async move {
+            let row = client
+                .query_one(
+                    "SELECT verdict, match_score FROM current_verdicts WHERE user_id = $1 AND scheme_id = $2",
+                    &[&user, &OAP],
+                )
+                .await
+                .unwrap();
+            (row.get::<_, String>(0), row.get::<_, i16>(1))
+        }
+    };
+    assert_eq!(verdict(client).await, ("PARTIAL_MATCH".to_string(), 75));
+    // ELIGIBLE at 60 with BPL, then not: the pension's `lost`, published once.
+    let lost_of_user = |items: &[EligibilityLost]| {
+        items
+            .iter()
+            .filter(|e| e.user_id == user && e.scheme_id == OAP)
+            .count()
+    };
+    let lost: Vec<EligibilityLost> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            ELIGIBILITY_LOST,
+            Duration::from_secs(30),
+            |items| lost_of_user(items) >= 1,
+        )
+        .await;
+    assert_eq!(
+        lost_of_user(&lost),
+        1,
+        "the replay published the transition"
+    );
+
+    // Again: every record is at or below the user's stored position, so nothing changes and
+    // nothing is published.
+    let second = replay(&s, partition, from, to);
+    assert!(
+        second.contains("3 records, 0 dead-lettered, 0 evaluations written, 0 events published"),
+        "summary: {second}"
+    );
+    assert_eq!(audit_rows(&s.pool, &user).await as usize, expected);
+    assert_eq!(
+        verdict(s.pool.get().await.unwrap()).await,
+        ("PARTIAL_MATCH".to_string(), 75)
+    );
+    // Events of one user share a partition, in order: a second `lost` would follow the first.
+    let lost: Vec<EligibilityLost> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            ELIGIBILITY_LOST,
+            Duration::from_secs(10),
+            |items| lost_of_user(items) >= 2,
+        )
+        .await;
+    assert_eq!(lost_of_user(&lost), 1, "no event published twice");
+    // The consumer group's offsets are neither used nor moved.
+    assert_eq!(
+        count(
+            &s.pool,
+            "SELECT sum(next_offset)::bigint FROM consumer_offsets"
+        )
+        .await,
+        offsets_before
+    );
+}

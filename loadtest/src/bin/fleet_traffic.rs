@@ -7,6 +7,9 @@
 //! - `bench`: N synthetic citizens, then M profile updates as fast as the broker takes them;
 //!   reports updates/s end to end (produce → evaluated → events published → offsets committed
 //!   in PostgreSQL) and the latency percentiles.
+//! - `rule-change`: N synthetic citizens, then a new version of one rule on
+//!   `policy.rules.updated`; reports how long the fleet takes to re-evaluate every citizen the
+//!   rule covers (audit rows written, events published, the record's offset committed).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -51,6 +54,17 @@ enum What {
         #[arg(long)]
         group: String,
     },
+    /// Measure the re-evaluation of every citizen after one rule changes.
+    RuleChange {
+        /// Citizens created before the rule changes.
+        #[arg(long, default_value_t = 100_000)]
+        users: usize,
+        /// The rule whose next version is published (a central rule covers every citizen).
+        #[arg(long)]
+        rule: std::path::PathBuf,
+        #[arg(long)]
+        group: String,
+    },
 }
 
 const AS_OF: &str = "2025-01-15";
@@ -70,6 +84,7 @@ impl Env {
             .context("ELIGIBILITY_SCHEMA_REGISTRY_URL is required")?;
         let topics: Vec<String> = [
             USER_METADATA_UPDATED,
+            POLICY_RULES_UPDATED,
             ELIGIBILITY_NEW_MATCH,
             ELIGIBILITY_LOST,
             ELIGIBILITY_PARTIAL_MATCH,
@@ -174,6 +189,7 @@ async fn main() -> Result<()> {
             updates,
             group,
         } => bench(&env, users, updates, &group).await,
+        What::RuleChange { users, rule, group } => rule_change(&env, users, &rule, &group).await,
     }
 }
 
@@ -308,36 +324,112 @@ async fn demo(env: &Env) -> Result<()> {
 }
 
 async fn committed(pool: &deadpool_postgres::Pool, group: &str) -> Result<i64> {
+    committed_on(pool, group, USER_METADATA_UPDATED).await
+}
+
+async fn committed_on(pool: &deadpool_postgres::Pool, group: &str, topic: &str) -> Result<i64> {
     let client = pool.get().await?;
     Ok(client
         .query_one(
             "SELECT coalesce(sum(next_offset), 0)::bigint FROM consumer_offsets
              WHERE consumer_group = $1 AND topic = $2",
-            &[&group, &USER_METADATA_UPDATED],
+            &[&group, &topic],
         )
         .await?
         .get(0))
 }
 
-async fn bench(env: &Env, users: usize, updates: usize, group: &str) -> Result<()> {
-    let pool = fleet::postgres::pool(&env.database_url, 1)?;
+/// Creates `users` citizens through the fleet (each evaluated against every scheme it may
+/// hold) and waits until all are committed.
+async fn create_citizens(
+    env: &Env,
+    pool: &deadpool_postgres::Pool,
+    group: &str,
+    users: usize,
+) -> Result<Vec<Json>> {
     let mut citizens = Citizens::new(CitizenSpec {
         seed: 17,
         missing_rate: 0.05,
         schemes: 1000,
     });
     let base: Vec<Json> = (0..users).map(|_| citizens.next_profile()).collect();
-
-    // Phase 1: every citizen's first evaluation (all schemes), not measured.
-    let start_offsets = committed(&pool, group).await?;
-    let records = env.profile_records(&base).await?;
+    let start_offsets = committed(pool, group).await?;
     let t = Instant::now();
-    send_profiles(env, &base, records).await?;
-    wait_committed(&pool, group, start_offsets + users as i64, t).await?;
+    // In slices, so that encoding and sending overlap with the fleet's work on earlier ones.
+    for slice in base.chunks(10_000) {
+        let records = env.profile_records(slice).await?;
+        send_profiles(env, slice, records).await?;
+    }
+    wait_committed(pool, group, start_offsets + users as i64, t).await?;
     println!(
-        "{users} citizens evaluated against every scheme in {:.1}s",
-        t.elapsed().as_secs_f64()
+        "{users} citizens evaluated against every scheme in {:.1}s ({:.0} citizens/s)",
+        t.elapsed().as_secs_f64(),
+        users as f64 / t.elapsed().as_secs_f64()
     );
+    Ok(base)
+}
+
+async fn rule_change(env: &Env, users: usize, rule: &std::path::Path, group: &str) -> Result<()> {
+    let pool = fleet::postgres::pool(&env.database_url, 1)?;
+    create_citizens(env, &pool, group, users).await?;
+
+    // The next version of the rule: same eligibility, a new id and version.
+    let text = std::fs::read_to_string(rule).with_context(|| rule.display().to_string())?;
+    let mut doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)?;
+    let version = doc["version"].as_u64().context("the rule has no version")? + 1;
+    let rule_id = format!(
+        "{}_v{version}",
+        doc["rule_id"].as_str().context("the rule has no rule_id")?
+    );
+    doc["version"] = version.into();
+    doc["rule_id"] = rule_id.clone().into();
+    let update = RulesUpdate {
+        event_id: format!("bench-{rule_id}"),
+        rule_yaml: serde_yaml_ng::to_string(&doc)?,
+        author: "fleet_traffic".into(),
+        reason: Some("rule-change benchmark".into()),
+        as_of: Some(AS_OF.into()),
+    };
+    let record = Outgoing {
+        topic: POLICY_RULES_UPDATED.into(),
+        key: rule_id.clone().into_bytes(),
+        payload: env.codec.encode(POLICY_RULES_UPDATED, &update).await?,
+        headers: vec![],
+    };
+    let before = committed_on(&pool, group, POLICY_RULES_UPDATED).await?;
+    let t = Instant::now();
+    fleet::kafka::send_all(&env.producer, &[record]).await?;
+    loop {
+        if committed_on(&pool, group, POLICY_RULES_UPDATED).await? > before {
+            break;
+        }
+        anyhow::ensure!(
+            t.elapsed() < Duration::from_secs(900),
+            "the rule change was not done within 15 min"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let elapsed = t.elapsed();
+    let client = pool.get().await?;
+    let evaluated: i64 = client
+        .query_one(
+            "SELECT count(*) FROM evaluation_audit_log WHERE rule_id = $1",
+            &[&rule_id],
+        )
+        .await?
+        .get(0);
+    println!(
+        "rule {rule_id} (version {version}): {evaluated} citizens re-evaluated, audited, published and committed in {:.1}s ({:.0} citizens/s)",
+        elapsed.as_secs_f64(),
+        evaluated as f64 / elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+async fn bench(env: &Env, users: usize, updates: usize, group: &str) -> Result<()> {
+    let pool = fleet::postgres::pool(&env.database_url, 1)?;
+    // Phase 1: every citizen's first evaluation (all schemes), not measured.
+    let base = create_citizens(env, &pool, group, users).await?;
 
     // Phase 2: updates that change income (a field many schemes read) for random citizens.
     let changed: Vec<Json> = (0..updates)

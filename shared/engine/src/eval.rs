@@ -96,7 +96,7 @@ pub(crate) struct NodeTruths(Vec<(Truth, usize)>);
 
 impl NodeTruths {
     /// Records the tree's truths for the profile; returns them with the root's numerator.
-    fn record(node: &Node, profile: &Profile) -> (NodeTruths, u64) {
+    pub(crate) fn record(node: &Node, profile: &Profile) -> (NodeTruths, u64) {
         let mut truths = Vec::with_capacity(16);
         let (_, numerator) = record_node(node, profile, &mut truths);
         (NodeTruths(truths), numerator)
@@ -109,6 +109,14 @@ impl NodeTruths {
     /// The index just past the subtree at `at`: its next sibling's index.
     pub(crate) fn end(&self, at: usize) -> usize {
         self.0[at].1
+    }
+
+    /// How many of the root's children pass (`matched_conditions`), given the recorded root.
+    pub(crate) fn matched(&self, root: &Node) -> usize {
+        match root {
+            Node::Group(_) => self.children(0).filter(|&c| self.truth(c).passes()).count(),
+            Node::Leaf(_) => usize::from(self.truth(0).passes()),
+        }
     }
 
     /// The indices of a group's children, given the group's index.
@@ -374,13 +382,7 @@ pub fn evaluate<'a>(
         })
         .collect();
     let root_children = rule.root_children();
-    let matched_conditions = match rule.eligibility {
-        Node::Group(_) => truths
-            .children(0)
-            .filter(|&c| truths.truth(c).passes())
-            .count(),
-        Node::Leaf(_) => usize::from(truths.truth(0).passes()),
-    };
+    let matched_conditions = truths.matched(&rule.eligibility);
 
     let gaps = collect_gaps(catalogue, rule, profile, &truths, as_of);
     let needed_fields = needed_fields(rule, profile);
@@ -470,7 +472,8 @@ fn headroom(leaf: &Leaf, actual: &Scalar) -> Option<Json> {
     Some(number_json(margin))
 }
 
-fn benefit_estimate(rule: &Rule) -> Option<BenefitEstimate<'_>> {
+/// The rule's benefit as the output shows it (monthly, annual or one-time amounts).
+pub fn benefit_estimate(rule: &Rule) -> Option<BenefitEstimate<'_>> {
     let benefit = rule.benefit.as_ref()?;
     let amount = benefit.amount_inr;
     let per = |times: f64| amount.map(|a| number_json(a * times));

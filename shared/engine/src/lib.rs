@@ -6,7 +6,8 @@
 //! - [`rule`], [`load`], [`ruleset`]: the rule model, YAML loading with full validation reports,
 //!   and choosing the version of each scheme in effect.
 //! - [`temporal`]: effective dates, deadlines and application windows.
-//! - [`eval`], [`gaps`], [`outcome`]: the scalar evaluator with traces, gaps and verdicts (spec §3).
+//! - [`eval`], [`gaps`], [`outcome`]: the scalar evaluator with traces, gaps and verdicts (spec §3);
+//!   [`audit`]: the compact trace an audit row keeps.
 //! - [`program`], [`columns`], [`batch`]: the compiled rule program and the CPU batch evaluator
 //!   over profiles in columns (spec §4).
 //! - [`deps`]: the field → rules dependency index behind incremental re-evaluation.
@@ -14,6 +15,7 @@
 //! - [`hash`]: SHA-256 over RFC 8785 canonical JSON.
 //! - [`transitions`]: what changed for a (user, scheme): `new_match`, `lost`, `partial_match`.
 
+pub mod audit;
 pub mod batch;
 pub mod catalogue;
 pub mod columns;

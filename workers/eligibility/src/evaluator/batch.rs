@@ -92,10 +92,13 @@ async fn process_profiles(
     let mut work = Vec::new();
     let mut rejected = Vec::new();
     for record in &records {
-        let slot = next
-            .entry((record.topic.clone(), record.partition))
-            .or_default();
-        *slot = (*slot).max(record.offset + 1);
+        // A replay's range is the caller's: it neither reads nor writes offsets.
+        if !pipeline.replay {
+            let slot = next
+                .entry((record.topic.clone(), record.partition))
+                .or_default();
+            *slot = (*slot).max(record.offset + 1);
+        }
         match decode::<ProfileUpdate>(&pipeline.codec, record).await {
             Ok(update) => match validate(pipeline, record, update) {
                 Ok(w) => work.push(w),

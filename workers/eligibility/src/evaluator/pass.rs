@@ -1,16 +1,18 @@
-//! One pass over one user (spec §3–4): pick the rules to re-evaluate, evaluate them with full
-//! traces, compare with the last known outcomes, and say what to store and what to publish.
+//! One pass over one user (spec §3–4): pick the rules to re-evaluate, evaluate them (with full
+//! traces wherever gaps may exist), compare with the last known outcomes, and say what to store
+//! and what to publish. Audit rows keep the compact trace (`engine::audit`).
 //! No I/O: the caller loads the user's state before and writes the output after, so a pass
 //! over the same state and input always gives the same output.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
+use engine::audit::AuditTrace;
 use engine::temporal::applicability;
 use engine::transitions::{Cause, Known, Transition, compare};
-use engine::{Date, Profile, Verdict};
+use engine::{Date, Outcome, Profile, Verdict};
 use fleet::events::*;
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
 use super::rulebook::RuleBook;
 
@@ -136,6 +138,9 @@ impl OutEvent {
 pub struct PassOutput {
     pub audit: Vec<AuditRow>,
     pub events: Vec<OutEvent>,
+    /// (user, rule) pairs where the batch evaluator's outcome differs from the traced one: a
+    /// defect, never stored.
+    pub disagreements: Vec<String>,
 }
 
 /// Why this pass runs: a new profile (diffed against the stored one), or a re-evaluation of the
@@ -152,6 +157,10 @@ pub enum Trigger<'a> {
         /// Only these schemes (a rule change, a deadline); others keep their verdicts unless
         /// their rule version or applicability moved.
         schemes: &'a BTreeSet<String>,
+        /// The CPU batch evaluator's outcomes for this user, by rule index in the book: the
+        /// verdicts stored for those rules. A traced evaluation runs only where gaps may exist
+        /// (anything but ELIGIBLE before and after) and must agree with them.
+        batch: &'a [(usize, Outcome)],
     },
 }
 
@@ -193,7 +202,7 @@ pub fn run(
     trigger: Trigger,
     as_of: Date,
 ) -> Option<PassOutput> {
-    let (profile, json, position, full, only) = match trigger {
+    let (profile, json, position, full, only, batch) = match trigger {
         Trigger::Profile {
             profile,
             json,
@@ -207,9 +216,9 @@ pub fn run(
             {
                 return None;
             }
-            (profile, json, position, full, None)
+            (profile, json, position, full, None, &[][..])
         }
-        Trigger::Reevaluate { schemes } => {
+        Trigger::Reevaluate { schemes, batch } => {
             let stored = user.profile.as_ref()?;
             (
                 stored.profile.clone(),
@@ -217,9 +226,12 @@ pub fn run(
                 stored.position.clone(),
                 false,
                 Some(schemes),
+                batch,
             )
         }
     };
+    // A re-evaluation reads the stored snapshot: there is no new one to store.
+    let new_snapshot = only.is_none();
     let previous_state = user.profile.as_ref().and_then(|p| p.state.clone());
     let changed_fields: Vec<usize> = match (&user.profile, only) {
         (_, Some(_)) => Vec::new(),
@@ -255,35 +267,66 @@ pub fn run(
             _ if only.is_some() => Cause::RuleChanged,
             _ => Cause::ProfileChanged,
         };
-        let started = Instant::now();
-        let evaluation = engine::evaluate(&book.catalogue, rule, &profile, as_of);
-        let elapsed_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
         let previous = stored.map(|s| s.known.clone());
-        let Ok(evaluation) = evaluation else {
-            // In effect by dates but not applicable (deadline passed, window closed).
-            leave(
-                user_id,
-                user,
-                &rule.scheme_id,
-                Cause::RuleExpired,
-                &input_hash,
-                as_of,
-                &mut out,
-            );
-            continue;
+        let batch_outcome = batch.iter().find(|(i, _)| *i == index).map(|&(_, o)| o);
+        let started = Instant::now();
+        let (current, evaluation_id) = match (batch_outcome, &previous) {
+            // ELIGIBLE before and after with the same score: an ELIGIBLE outcome has no gaps
+            // (a property test holds it), so the batch outcome is the whole outcome.
+            (Some(o), Some(p))
+                if o.verdict == Verdict::Eligible
+                    && p.verdict == o.verdict
+                    && p.score == o.score =>
+            {
+                let known = Known {
+                    verdict: o.verdict,
+                    score: o.score,
+                    gaps: Vec::new(),
+                };
+                let id = engine::eval::evaluation_id(&rule.rule_hash, &input_hash, as_of);
+                (known, id)
+            }
+            _ => {
+                let Ok(evaluation) = engine::evaluate(&book.catalogue, rule, &profile, as_of)
+                else {
+                    // In effect by dates but not applicable (deadline passed, window closed).
+                    if let Some(o) = batch_outcome.filter(|&o| o != Outcome::NOT_APPLICABLE) {
+                        out.disagreements.push(format!(
+                            "{user_id} × {}: the CPU batch evaluator gives {o:?}, the traced evaluation finds the rule not applicable",
+                            rule.rule_id
+                        ));
+                    }
+                    leave(
+                        user_id,
+                        user,
+                        &rule.scheme_id,
+                        Cause::RuleExpired,
+                        &input_hash,
+                        as_of,
+                        &mut out,
+                    );
+                    continue;
+                };
+                if let Some(o) = batch_outcome.filter(|&o| o != evaluation.outcome()) {
+                    out.disagreements.push(format!(
+                        "{user_id} × {}: the CPU batch evaluator gives {o:?}, the traced evaluation {:?}",
+                        rule.rule_id,
+                        evaluation.outcome()
+                    ));
+                }
+                let known = Known {
+                    verdict: evaluation.verdict,
+                    score: evaluation.match_score,
+                    gaps: gap_summaries(&evaluation),
+                };
+                (known, evaluation.evaluation_id)
+            }
         };
-        let gaps = gap_summaries(&evaluation);
-        let current = Known {
-            verdict: evaluation.verdict,
-            score: evaluation.match_score,
-            gaps,
-        };
+        let elapsed_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
         let (changed, transitions) = compare(previous.as_ref(), Some(&current), cause);
         let key = idempotency_key(user_id, &rule.scheme_id, rule.version, &input_hash);
-        let benefit = evaluation
-            .benefit_estimate
-            .as_ref()
-            .map(|b| serde_json::to_string(b).expect("serialisable"));
+        let benefit = engine::eval::benefit_estimate(rule)
+            .map(|b| serde_json::to_string(&b).expect("serialisable"));
         if changed {
             out.events.push(OutEvent::Computed(EligibilityComputed {
                 idempotency_key: key.clone(),
@@ -292,11 +335,11 @@ pub fn run(
                 scheme_name: rule.scheme_name.clone(),
                 rule_id: rule.rule_id.clone(),
                 rule_version: rule.version as i32,
-                verdict: evaluation.verdict.name().to_string(),
-                match_score: i32::from(evaluation.match_score),
+                verdict: current.verdict.name().to_string(),
+                match_score: i32::from(current.score),
                 previous_verdict: previous.as_ref().map(|p| p.verdict.name().to_string()),
                 benefit_estimate: benefit.clone(),
-                evaluation_id: evaluation.evaluation_id.clone(),
+                evaluation_id: evaluation_id.clone(),
                 input_hash: input_hash.clone(),
                 as_of: as_of.to_string(),
             }));
@@ -310,9 +353,9 @@ pub fn run(
                     scheme_name: rule.scheme_name.clone(),
                     rule_id: rule.rule_id.clone(),
                     rule_version: rule.version as i32,
-                    match_score: i32::from(evaluation.match_score),
+                    match_score: i32::from(current.score),
                     benefit: benefit.clone(),
-                    evaluation_id: evaluation.evaluation_id.clone(),
+                    evaluation_id: evaluation_id.clone(),
                     input_hash: input_hash.clone(),
                     as_of: as_of.to_string(),
                 })),
@@ -323,8 +366,8 @@ pub fn run(
                     rule_id: rule.rule_id.clone(),
                     rule_version: rule.version as i32,
                     reason: cause.name().to_string(),
-                    new_verdict: evaluation.verdict.name().to_string(),
-                    match_score: i32::from(evaluation.match_score),
+                    new_verdict: current.verdict.name().to_string(),
+                    match_score: i32::from(current.score),
                     input_hash: input_hash.clone(),
                     as_of: as_of.to_string(),
                 })),
@@ -337,9 +380,9 @@ pub fn run(
                             scheme_name: rule.scheme_name.clone(),
                             rule_id: rule.rule_id.clone(),
                             rule_version: rule.version as i32,
-                            match_score: i32::from(evaluation.match_score),
+                            match_score: i32::from(current.score),
                             gaps: current.gaps.clone(),
-                            evaluation_id: evaluation.evaluation_id.clone(),
+                            evaluation_id: evaluation_id.clone(),
                             input_hash: input_hash.clone(),
                             as_of: as_of.to_string(),
                         }))
@@ -347,7 +390,7 @@ pub fn run(
             }
         }
         out.audit.push(AuditRow {
-            evaluation_id: evaluation.evaluation_id.clone(),
+            evaluation_id: evaluation_id.clone(),
             as_of,
             user_id: user_id.to_string(),
             scheme_id: rule.scheme_id.clone(),
@@ -355,24 +398,16 @@ pub fn run(
             rule_version: rule.version,
             rule_hash: rule.rule_hash.clone(),
             input_hash: input_hash.clone(),
-            verdict: evaluation.verdict,
-            score: evaluation.match_score,
-            conditions_result: json!({
-                "conditions_evaluated": evaluation.conditions_evaluated,
-                "exclusions_checked": evaluation.exclusions_checked,
-                "excluded_by": evaluation.excluded_by,
-                "gaps": evaluation.gaps,
-                "needed_fields": evaluation.needed_fields,
-                "matched_conditions": evaluation.matched_conditions,
-                "total_conditions": evaluation.total_conditions,
-            })
-            .to_string(),
+            verdict: current.verdict,
+            score: current.score,
+            conditions_result: serde_json::to_string(&AuditTrace::of(rule, &profile))
+                .expect("serialisable"),
             evaluation_us: elapsed_us,
         });
         results.push(SchemeResult {
             scheme_id: rule.scheme_id.clone(),
-            verdict: evaluation.verdict.name().to_string(),
-            match_score: i32::from(evaluation.match_score),
+            verdict: current.verdict.name().to_string(),
+            match_score: i32::from(current.score),
         });
         user.verdicts.insert(
             rule.scheme_id.clone(),
@@ -380,7 +415,7 @@ pub fn run(
                 rule_id: rule.rule_id.clone(),
                 rule_version: rule.version,
                 known: current,
-                evaluation_id: evaluation.evaluation_id.clone(),
+                evaluation_id: evaluation_id.clone(),
                 as_of,
             },
         );
@@ -424,7 +459,13 @@ pub fn run(
             total_partial,
             results,
         }));
-    user.snapshots.push((input_hash, json.clone()));
+    // profile_current changes with a new profile or a new date, not with a re-evaluation on
+    // the same date.
+    let stored_as_of = user.profile.as_ref().map(|p| p.as_of);
+    user.profile_touched |= new_snapshot || stored_as_of != Some(as_of);
+    if new_snapshot {
+        user.snapshots.push((input_hash, json.clone()));
+    }
     user.profile = Some(StoredProfile {
         profile,
         json,
@@ -432,7 +473,6 @@ pub fn run(
         as_of,
         position,
     });
-    user.profile_touched = true;
     Some(out)
 }
 

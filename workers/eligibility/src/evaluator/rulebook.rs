@@ -45,6 +45,10 @@ impl RuleBook {
         &self.rules.rules[index]
     }
 
+    pub fn index_of(&self, rule_id: &str) -> Option<usize> {
+        self.position.get(rule_id).copied()
+    }
+
     /// The rule of each scheme a citizen of `state` can hold on `as_of` (indices, by scheme id).
     pub fn candidates(&self, state: Option<&str>, as_of: Date) -> Vec<usize> {
         let key = (state.map(str::to_string), as_of);
