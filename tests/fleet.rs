@@ -669,16 +669,13 @@ async fn a_worker_killed_mid_stream_leaves_no_audit_row_missing_and_no_transitio
 
 /// `eligibility replay` over a range of one partition; its progress and summary (stderr).
 fn replay(s: &Setup, partition: i32, from: i64, to: i64) -> String {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_eligibility"))
+    let output = s
+        .stack
+        .command(&s.database_url, &s.group)
         .args(["replay", "--topic", USER_METADATA_UPDATED])
         .args(["--partitions", &partition.to_string()])
         .args(["--from-offset", &from.to_string()])
         .args(["--to-offset", &to.to_string()])
-        .env("ELIGIBILITY_KAFKA_BROKERS", &s.stack.brokers)
-        .env("ELIGIBILITY_DATABASE_URL", &s.database_url)
-        .env("ELIGIBILITY_REDIS_URL", &s.stack.redis_url)
-        .env("ELIGIBILITY_SCHEMA_REGISTRY_URL", &s.stack.registry_url)
-        .env("ELIGIBILITY_CONSUMER_GROUP", &s.group)
         .env("ELIGIBILITY_LOG", "warn")
         .output()
         .expect("the eligibility binary runs");

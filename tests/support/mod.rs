@@ -56,6 +56,18 @@ impl Stack {
         .expect("valid")
     }
 
+    /// The `eligibility` binary, pointed at this stack, `database_url` and consumer `group`.
+    pub fn command(&self, database_url: &str, group: &str) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_eligibility"));
+        command
+            .env("ELIGIBILITY_KAFKA_BROKERS", &self.brokers)
+            .env("ELIGIBILITY_DATABASE_URL", database_url)
+            .env("ELIGIBILITY_REDIS_URL", &self.redis_url)
+            .env("ELIGIBILITY_SCHEMA_REGISTRY_URL", &self.registry_url)
+            .env("ELIGIBILITY_CONSUMER_GROUP", group);
+        command
+    }
+
     /// A new empty database for one test; its URL.
     pub async fn fresh_database(&self, name: &str) -> String {
         let pool = fleet::postgres::pool(&self.database_url, 1).expect("pool");
@@ -98,14 +110,10 @@ pub struct Worker {
 impl Worker {
     pub fn start(stack: &Stack, database_url: &str, group: &str, args: &[&str]) -> Worker {
         let http_port = free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_eligibility"))
+        let child = stack
+            .command(database_url, group)
             .arg("evaluator")
             .args(args)
-            .env("ELIGIBILITY_KAFKA_BROKERS", &stack.brokers)
-            .env("ELIGIBILITY_DATABASE_URL", database_url)
-            .env("ELIGIBILITY_REDIS_URL", &stack.redis_url)
-            .env("ELIGIBILITY_SCHEMA_REGISTRY_URL", &stack.registry_url)
-            .env("ELIGIBILITY_CONSUMER_GROUP", group)
             .env("ELIGIBILITY_HTTP_ADDR", format!("127.0.0.1:{http_port}"))
             .env("ELIGIBILITY_LOG", "info")
             .stdout(Stdio::null())
@@ -125,18 +133,13 @@ impl Worker {
         args: &[&str],
     ) -> Worker {
         let http_port = free_port();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_eligibility"));
+        let mut command = stack.command(database_url, group);
         command
             .arg("explainer")
             .args(args)
             .env_remove("ELIGIBILITY_LLM_BASE_URL")
             .env_remove("ELIGIBILITY_LLM_MODEL")
             .env_remove("ELIGIBILITY_LLM_API_KEY")
-            .env("ELIGIBILITY_KAFKA_BROKERS", &stack.brokers)
-            .env("ELIGIBILITY_DATABASE_URL", database_url)
-            .env("ELIGIBILITY_REDIS_URL", &stack.redis_url)
-            .env("ELIGIBILITY_SCHEMA_REGISTRY_URL", &stack.registry_url)
-            .env("ELIGIBILITY_CONSUMER_GROUP", group)
             .env("ELIGIBILITY_HTTP_ADDR", format!("127.0.0.1:{http_port}"))
             .env("ELIGIBILITY_LOG", "info");
         for (name, value) in env {
