@@ -2,7 +2,7 @@
 //!
 //! Scenarios (synthetic corpus over all states, synthetic citizens):
 //! 1. one citizen × all rules, verdict + score (the scalar fast path);
-//! 2. the same with full traces (conditions, gaps, next steps);
+//! 2. the same with full traces (conditions, gaps, next steps), then with every text written;
 //! 3. many citizens × one changed rule (compiled program, CPU batch);
 //! 4. many citizens × all rules (CPU batch);
 //! 5. with `--features zen`: zen-engine on the same decision for the same citizens, side by side,
@@ -15,6 +15,7 @@ use engine::columns::ProfileColumns;
 use engine::program::Program;
 use engine::{Catalogue, Date, Profile, Rule, evaluate, outcome};
 use loadtest::citizens::CitizenSpec;
+use std::fmt::Write;
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
@@ -121,6 +122,34 @@ fn main() -> Result<()> {
         &format!("1 citizen × {} rules, full traces and gaps", rules.len()),
         &percentiles(&mut traced),
         "≤ 1 ms",
+    );
+    // Gap texts and next steps are written where they are read; here every one is written,
+    // into one buffer as a serializer would.
+    let mut written = Vec::with_capacity(singles.len());
+    let mut text = String::with_capacity(1 << 20);
+    for profile in &singles {
+        let start = Instant::now();
+        text.clear();
+        for rule in &refs {
+            if let Ok(e) = evaluate(&catalogue, rule, profile, as_of) {
+                for gap in &e.gaps {
+                    writeln!(text, "{}", gap.gap_description)?;
+                }
+                for step in &e.next_steps {
+                    writeln!(text, "{step}")?;
+                }
+            }
+        }
+        written.push(start.elapsed());
+        checksum += text.len() as u64;
+    }
+    row(
+        &format!(
+            "1 citizen × {} rules, full traces and gaps, every gap text and next step written",
+            rules.len()
+        ),
+        &percentiles(&mut written),
+        "",
     );
 
     // 3: one changed rule over many citizens.

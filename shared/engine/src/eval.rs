@@ -7,11 +7,13 @@
 
 use serde::Serialize;
 use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
 use std::cmp::Ordering;
 
 use crate::catalogue::Catalogue;
 use crate::date::Date;
 use crate::gaps::{Gap, collect_gaps};
+use crate::next_steps::{NextStep, next_steps};
 use crate::outcome::{Exclusions, Outcome, Truth, Verdict, match_score, verdict};
 use crate::profile::Profile;
 use crate::rule::{Frequency, GroupOp, Leaf, Node, Op, Operand, Rule};
@@ -331,7 +333,7 @@ pub struct Evaluation<'a> {
     pub needed_fields: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub benefit_estimate: Option<BenefitEstimate<'a>>,
-    pub next_steps: Vec<String>,
+    pub next_steps: Vec<NextStep<'a>>,
     pub audit: Audit<'a>,
 }
 
@@ -347,7 +349,7 @@ impl Evaluation<'_> {
 /// Evaluates with the full trace. A rule that does not apply on `as_of` gives no evaluation: the
 /// error says why.
 pub fn evaluate<'a>(
-    catalogue: &Catalogue,
+    catalogue: &'a Catalogue,
     rule: &'a Rule,
     profile: &'a Profile,
     as_of: Date,
@@ -389,7 +391,7 @@ pub fn evaluate<'a>(
 
     let next_steps = next_steps(rule, verdict, &gaps, &needed_fields);
     Ok(Evaluation {
-        evaluation_id: evaluation_id(&rule.rule_hash, &profile.input_snapshot_hash, as_of),
+        evaluation_id: evaluation_id(rule, &profile.input_snapshot_hash, as_of),
         user_id: profile.user_id.as_deref(),
         scheme_id: &rule.scheme_id,
         scheme_name: &rule.scheme_name,
@@ -414,19 +416,17 @@ pub fn evaluate<'a>(
     })
 }
 
-/// A UUID-shaped id from the hashes that determine the evaluation.
-pub fn evaluation_id(rule_hash: &str, input_hash: &str, as_of: Date) -> String {
-    use sha2::{Digest, Sha256};
-    use std::fmt::Write;
-    let mut day = String::with_capacity(10);
-    write!(day, "{as_of}").expect("writing to a String cannot fail");
-    let digest = Sha256::new()
-        .chain_update(rule_hash)
-        .chain_update(b":")
-        .chain_update(input_hash)
-        .chain_update(b":")
-        .chain_update(day)
-        .finalize();
+/// A UUID-shaped id from the hashes that determine the evaluation: the first 16 bytes of
+/// SHA-256(`rule_hash:input_hash:as_of`).
+pub fn evaluation_id(rule: &Rule, input_hash: &str, as_of: Date) -> String {
+    let mut digest = rule.evaluation_id_seed.clone();
+    digest.update(input_hash);
+    digest.update(b":");
+    match as_of.iso() {
+        Some(day) => digest.update(day),
+        None => digest.update(as_of.to_string()),
+    }
+    let digest = digest.finalize();
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut id = String::with_capacity(36);
     for (i, byte) in digest[..16].iter().enumerate() {
@@ -437,6 +437,11 @@ pub fn evaluation_id(rule_hash: &str, input_hash: &str, as_of: Date) -> String {
         id.push(char::from(DIGITS[usize::from(byte & 15)]));
     }
     id
+}
+
+/// The part of every evaluation id that depends on the rule alone (kept in [`Rule`]).
+pub(crate) fn evaluation_id_seed(rule_hash: &str) -> Sha256 {
+    Sha256::new().chain_update(rule_hash).chain_update(b":")
 }
 
 fn trace<'a>(leaf: &'a Leaf, profile: &'a Profile) -> ConditionTrace<'a> {
@@ -492,39 +497,4 @@ pub fn benefit_estimate(rule: &Rule) -> Option<BenefitEstimate<'_>> {
         disbursement: benefit.disbursement.as_deref(),
         description: benefit.description.as_deref(),
     })
-}
-
-fn next_steps(rule: &Rule, verdict: Verdict, gaps: &[Gap<'_>], needed: &[&str]) -> Vec<String> {
-    let portal = || {
-        rule.application.portal_url.as_deref().map(|u| {
-            u.trim_start_matches("https://")
-                .trim_start_matches("http://")
-                .trim_end_matches('/')
-        })
-    };
-    let mut steps = Vec::new();
-    match verdict {
-        Verdict::Eligible => {
-            steps.extend(portal().map(|p| format!("Apply at {p}")));
-            if !rule.documents_required.is_empty() {
-                steps.push(format!(
-                    "Keep ready: {}",
-                    rule.documents_required.join(", ").replace('_', " ")
-                ));
-            }
-        }
-        Verdict::PartialMatch => {
-            steps.extend(gaps.iter().map(|g| g.gap_description.clone()));
-            steps.extend(portal().map(|p| format!("Once these are met, apply at {p}")));
-        }
-        Verdict::NotEligible | Verdict::NotApplicable => {
-            // Only the questions whose answers could still change the verdict.
-            steps.extend(
-                gaps.iter()
-                    .filter(|g| g.actual.is_none() && needed.contains(&g.field))
-                    .map(|g| g.gap_description.clone()),
-            );
-        }
-    }
-    steps
 }

@@ -39,7 +39,7 @@ pub struct Gap<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gap: Option<Json>,
     pub gap_kind: GapKind,
-    pub gap_description: String,
+    pub gap_description: GapText<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_eligibility_date: Option<Date>,
     /// The leaf sits under a `NOT`: the requirement is that it does *not* hold.
@@ -52,7 +52,7 @@ pub struct Gap<'a> {
 /// Every gap of the rule for the profile: eligibility leaves on failing paths, then exclusions
 /// that do not hold.
 pub(crate) fn collect_gaps<'a>(
-    catalogue: &Catalogue,
+    catalogue: &'a Catalogue,
     rule: &'a Rule,
     profile: &'a Profile,
     truths: &NodeTruths,
@@ -102,68 +102,20 @@ fn walk<'a>(
 }
 
 fn describe<'a>(
-    catalogue: &Catalogue,
+    catalogue: &'a Catalogue,
     leaf: &'a Leaf,
     profile: &'a Profile,
     as_of: Date,
     negated: bool,
     exclusion: bool,
 ) -> Gap<'a> {
-    let spec = catalogue.field(leaf.field);
     let value = profile.get(leaf.field);
-    let actual_scalar = value.and_then(FieldValue::scalar);
-    let requirement = Requirement {
-        spec,
-        leaf,
-        negated,
-    };
-    let (gap_kind, gap_description) = match value {
-        None => (
-            GapKind::MissingData,
-            format!(
-                "We do not have your {}; it is needed to check that it is {}",
-                spec.human_name(),
-                requirement
-            ),
-        ),
-        Some(actual) if exclusion => (
-            GapKind::Exclusion,
-            match &leaf.label {
-                Some(label) => format!(
-                    "Excluded: {label} (your {} is {})",
-                    spec.human_name(),
-                    ShownValue(spec, actual)
-                ),
-                None => format!(
-                    "Excluded: {} must be {} (your {} is {})",
-                    spec.human_name(),
-                    requirement,
-                    spec.human_name(),
-                    ShownValue(spec, actual)
-                ),
-            },
-        ),
-        Some(_) if leaf.field_name == "identity.verified_documents" => (
-            GapKind::Document,
-            format!(
-                "You need a verified document: {} must be {}",
-                spec.human_name(),
-                requirement
-            ),
-        ),
-        Some(actual) if leaf.op.is_threshold() && !negated => (
-            GapKind::Threshold,
-            threshold_description(spec, leaf, actual),
-        ),
-        Some(actual) => (
-            GapKind::Category,
-            format!(
-                "Your {} must be {}; it is {}",
-                spec.human_name(),
-                requirement,
-                ShownValue(spec, actual)
-            ),
-        ),
+    let gap_kind = match value {
+        None => GapKind::MissingData,
+        Some(_) if exclusion => GapKind::Exclusion,
+        Some(_) if leaf.field_name == "identity.verified_documents" => GapKind::Document,
+        Some(_) if leaf.op.is_threshold() && !negated => GapKind::Threshold,
+        Some(_) => GapKind::Category,
     };
     Gap {
         path: &leaf.path,
@@ -171,12 +123,19 @@ fn describe<'a>(
         operator: leaf.op.name(),
         required: &leaf.expected,
         actual: value,
-        gap: actual_scalar
+        gap: value
+            .and_then(FieldValue::scalar)
             .filter(|_| !negated)
             .and_then(|a| distance(leaf, a))
             .map(number_json),
         gap_kind,
-        gap_description,
+        gap_description: GapText {
+            spec: catalogue.field(leaf.field),
+            leaf,
+            actual: value,
+            kind: gap_kind,
+            negated,
+        },
         estimated_eligibility_date: if negated {
             None
         } else {
@@ -184,6 +143,72 @@ fn describe<'a>(
         },
         negated,
         label: leaf.label.as_deref(),
+    }
+}
+
+/// A gap in plain language. It is written where it is read — into a JSON output or a stored
+/// summary — rather than on every evaluation: the text costs more than the rest of the gap.
+#[derive(Clone, Copy)]
+pub struct GapText<'a> {
+    spec: &'a FieldSpec,
+    leaf: &'a Leaf,
+    actual: Option<&'a FieldValue>,
+    kind: GapKind,
+    negated: bool,
+}
+
+impl fmt::Display for GapText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let GapText {
+            spec,
+            leaf,
+            actual,
+            kind,
+            negated,
+        } = *self;
+        let name = spec.human_name();
+        let not = if negated { "not " } else { "" };
+        let requirement = &leaf.requirement;
+        match (kind, actual) {
+            (GapKind::Exclusion, Some(actual)) => match &leaf.label {
+                Some(label) => write!(
+                    f,
+                    "Excluded: {label} (your {name} is {})",
+                    ShownValue(spec, actual)
+                ),
+                None => write!(
+                    f,
+                    "Excluded: {name} must be {not}{requirement} (your {name} is {})",
+                    ShownValue(spec, actual)
+                ),
+            },
+            (GapKind::Document, Some(_)) => write!(
+                f,
+                "You need a verified document: {name} must be {not}{requirement}"
+            ),
+            (GapKind::Threshold, Some(actual)) => threshold_text(f, spec, leaf, actual),
+            (GapKind::Category, Some(actual)) => write!(
+                f,
+                "Your {name} must be {not}{requirement}; it is {}",
+                ShownValue(spec, actual)
+            ),
+            _ => write!(
+                f,
+                "We do not have your {name}; it is needed to check that it is {not}{requirement}"
+            ),
+        }
+    }
+}
+
+impl fmt::Debug for GapText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("GapText").field(&self.to_string()).finish()
+    }
+}
+
+impl Serialize for GapText<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -242,7 +267,12 @@ fn estimated_date(
     }
 }
 
-fn threshold_description(spec: &FieldSpec, leaf: &Leaf, actual: &FieldValue) -> String {
+fn threshold_text(
+    f: &mut fmt::Formatter<'_>,
+    spec: &FieldSpec,
+    leaf: &Leaf,
+    actual: &FieldValue,
+) -> fmt::Result {
     let shown = ShownValue(spec, actual);
     let gap = actual.scalar().and_then(|a| distance(leaf, a));
     let amount = |d: f64| Amount(spec, d);
@@ -250,41 +280,32 @@ fn threshold_description(spec: &FieldSpec, leaf: &Leaf, actual: &FieldValue) -> 
     let name = spec.human_name();
     match (&leaf.operand, leaf.op, gap) {
         (Operand::One(e), Op::Gte | Op::Gt, Some(d)) if leaf.field_name == "identity.age" => {
-            format!(
+            write!(
+                f,
                 "You are {} below the minimum age of {}",
                 amount(d),
                 bound(e)
             )
         }
-        (Operand::One(e), Op::Gte | Op::Gt, Some(d)) => {
-            format!(
-                "Your {name} ({shown}) is {} below the minimum of {}",
-                amount(d),
-                bound(e)
-            )
-        }
-        (Operand::One(e), Op::Lte | Op::Lt, Some(d)) => {
-            format!(
-                "Your {name} ({shown}) is {} above the limit of {}",
-                amount(d),
-                bound(e)
-            )
-        }
-        (Operand::Range(lo, hi), _, _) => {
-            format!(
-                "Your {name} ({shown}) must be between {} and {}",
-                bound(lo),
-                bound(hi)
-            )
-        }
-        _ => format!(
-            "Your {name} ({shown}) must be {}",
-            Requirement {
-                spec,
-                leaf,
-                negated: false
-            }
+        (Operand::One(e), Op::Gte | Op::Gt, Some(d)) => write!(
+            f,
+            "Your {name} ({shown}) is {} below the minimum of {}",
+            amount(d),
+            bound(e)
         ),
+        (Operand::One(e), Op::Lte | Op::Lt, Some(d)) => write!(
+            f,
+            "Your {name} ({shown}) is {} above the limit of {}",
+            amount(d),
+            bound(e)
+        ),
+        (Operand::Range(lo, hi), _, _) => write!(
+            f,
+            "Your {name} ({shown}) must be between {} and {}",
+            bound(lo),
+            bound(hi)
+        ),
+        _ => write!(f, "Your {name} ({shown}) must be {}", leaf.requirement),
     }
 }
 
@@ -310,23 +331,16 @@ impl fmt::Display for Amount<'_> {
     }
 }
 
-/// The requirement as words: "at least 65", "one of sc, st", "not at most ₹2,00,000".
-pub struct Requirement<'a> {
+/// A leaf's requirement as words: "at least 65", "one of sc, st", "at most ₹2,00,000"
+/// (rendered into [`Leaf::requirement`] when the rule is loaded).
+pub(crate) struct Requirement<'a> {
     pub spec: &'a FieldSpec,
     pub leaf: &'a Leaf,
-    pub negated: bool,
 }
 
 impl fmt::Display for Requirement<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Requirement {
-            spec,
-            leaf,
-            negated,
-        } = *self;
-        if negated {
-            f.write_str("not ")?;
-        }
+        let Requirement { spec, leaf } = *self;
         let list = |f: &mut fmt::Formatter<'_>, items: &[Scalar]| {
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {

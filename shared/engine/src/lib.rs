@@ -6,7 +6,8 @@
 //! - [`rule`], [`load`], [`ruleset`]: the rule model, YAML loading with full validation reports,
 //!   and choosing the version of each scheme in effect.
 //! - [`temporal`]: effective dates, deadlines and application windows.
-//! - [`eval`], [`gaps`], [`outcome`]: the scalar evaluator with traces, gaps and verdicts (spec §3);
+//! - [`eval`], [`gaps`], [`next_steps`], [`outcome`]: the scalar evaluator with traces, gaps,
+//!   next steps and verdicts (spec §3);
 //!   [`audit`]: the compact trace an audit row keeps.
 //! - [`program`], [`columns`], [`batch`]: the compiled rule program and the CPU batch evaluator
 //!   over profiles in columns (spec §4).
@@ -28,6 +29,7 @@ pub mod format;
 pub mod gaps;
 pub mod hash;
 pub mod load;
+pub mod next_steps;
 pub mod outcome;
 pub mod profile;
 pub mod program;

@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 use crate::catalogue::{Catalogue, FieldType};
 use crate::date::{Date, MonthDay};
 use crate::error::Problem;
+use crate::eval::evaluation_id_seed;
+use crate::gaps::Requirement;
 use crate::hash::jcs_sha256;
 use crate::profile::json_kind;
 use crate::rule::*;
@@ -235,6 +237,8 @@ impl Builder<'_> {
                 })
                 .unwrap_or_default()
         };
+        let rule_hash = jcs_sha256(doc);
+        let evaluation_id_seed = evaluation_id_seed(&rule_hash);
         Some(Rule {
             rule_id: text("rule_id")?,
             scheme_id: text("scheme_id")?,
@@ -259,7 +263,8 @@ impl Builder<'_> {
                 .and_then(|s| s.get("url"))
                 .and_then(Json::as_str)
                 .map(str::to_string),
-            rule_hash: jcs_sha256(doc),
+            rule_hash,
+            evaluation_id_seed,
             document: doc.clone(),
             source: self.source.to_string(),
         })
@@ -426,7 +431,7 @@ impl Builder<'_> {
             }
             _ => Operand::One(self.scalar(field, expected, &value_path)?),
         };
-        Some(Leaf {
+        let mut leaf = Leaf {
             field,
             field_name: field_name.to_string(),
             op,
@@ -434,7 +439,14 @@ impl Builder<'_> {
             expected: expected.clone(),
             label: doc.get("label").and_then(Json::as_str).map(str::to_string),
             path: path.to_string(),
-        })
+            requirement: String::new(),
+        };
+        leaf.requirement = Requirement {
+            spec: self.catalogue.field(field),
+            leaf: &leaf,
+        }
+        .to_string();
+        Some(leaf)
     }
 
     /// A single value of the field's type (a list field's items are strings).

@@ -86,6 +86,9 @@ pub struct Leaf {
     pub label: Option<String>,
     /// JSON pointer of the leaf inside the rule document.
     pub path: String,
+    /// The requirement in words for gap texts ("at least 65", "one of sc, st"), rendered once
+    /// at load: gap descriptions are written on every evaluation.
+    pub requirement: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -212,6 +215,8 @@ pub struct Rule {
     pub document: Json,
     /// Lower-case hex SHA-256 of the JCS of `document`.
     pub rule_hash: String,
+    /// The SHA-256 state after the rule hash: each evaluation id continues from it.
+    pub(crate) evaluation_id_seed: sha2::Sha256,
     /// Where the rule was loaded from.
     pub source: String,
 }

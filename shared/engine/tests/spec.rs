@@ -1164,6 +1164,28 @@ fn input_snapshot_hash_is_sha256_of_jcs_of_profile() {
     assert_eq!(e["audit"]["input_snapshot_hash"], expected);
 }
 
+/// The evaluation id is derived, never random: a replayed evaluation is the same audit row.
+#[test]
+fn evaluation_id_is_the_first_half_of_sha256_of_both_hashes_and_the_date() {
+    let r = rule(AGE_60);
+    let p = profile(json!({"user_id": "usr_1", "identity": {"age": 62}}));
+    let digest =
+        sha256_hex(format!("{}:{}:{AS_OF}", r.rule_hash, p.input_snapshot_hash).as_bytes());
+    let expected = format!(
+        "{}-{}-{}-{}-{}",
+        &digest[0..8],
+        &digest[8..12],
+        &digest[12..16],
+        &digest[16..20],
+        &digest[20..32]
+    );
+    assert_eq!(eval_json(&r, &p, AS_OF)["evaluation_id"], expected);
+    assert_eq!(
+        engine::eval::evaluation_id(&r, &p.input_snapshot_hash, date(AS_OF)),
+        expected
+    );
+}
+
 #[test]
 fn same_inputs_give_byte_identical_output() {
     let text = doc(

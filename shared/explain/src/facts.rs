@@ -132,7 +132,10 @@ pub fn facts(evaluation: &Evaluation<'_>, catalogue: &Catalogue, language: Langu
         let on = FieldOf::new(catalogue, words, gap.field, gap.actual);
         let text = words.gap(&Gap {
             kind: gap.gap_kind,
-            description: sanitize_profile_text(&gap.gap_description, GAP_DESCRIPTION_MAX_CHARS),
+            description: sanitize_profile_text(
+                &gap.gap_description.to_string(),
+                GAP_DESCRIPTION_MAX_CHARS,
+            ),
             actual: gap.actual.map(|a| on.values.actual(a)),
             required: on.required(gap.operator, gap.required),
             negated: gap.negated,

@@ -127,14 +127,18 @@ fn print_table(output: &Output<'_>) {
         "SCHEME", "VERDICT", "SCORE", "MATCHED"
     );
     for e in &output.results {
-        let next = e.next_steps.first().map_or("", String::as_str);
+        let next = e
+            .next_steps
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         println!(
             "{:<44} {:<14} {:>5} {:>7}  {}",
             truncate(e.scheme_id, 44),
             e.verdict.name(),
             e.match_score,
             format!("{}/{}", e.matched_conditions, e.total_conditions),
-            truncate(next, 90)
+            truncate(&next, 90)
         );
     }
     for n in &output.not_applicable {

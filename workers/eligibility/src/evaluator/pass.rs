@@ -187,7 +187,7 @@ pub fn gap_summaries(evaluation: &engine::Evaluation) -> Vec<GapSummary> {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
-            description: g.gap_description.clone(),
+            description: g.gap_description.to_string(),
             estimated_eligibility_date: g.estimated_eligibility_date.map(|d| d.to_string()),
         })
         .collect()
@@ -283,7 +283,7 @@ pub fn run(
                     score: o.score,
                     gaps: Vec::new(),
                 };
-                let id = engine::eval::evaluation_id(&rule.rule_hash, &input_hash, as_of);
+                let id = engine::eval::evaluation_id(rule, &input_hash, as_of);
                 (known, id)
             }
             _ => {

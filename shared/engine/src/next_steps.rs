@@ -1,0 +1,93 @@
+//! Next steps (seed §4.2): what the citizen can do about a verdict, in plain language.
+//!
+//! Like gap texts, a step is written where it is read (see [`GapText`]): an evaluation keeps
+//! what the words are made of, not the words.
+
+use serde::Serialize;
+use std::fmt;
+
+use crate::gaps::{Gap, GapText};
+use crate::outcome::Verdict;
+use crate::rule::Rule;
+
+#[derive(Debug, Clone, Copy)]
+pub enum NextStep<'a> {
+    /// "Apply at …": the rule's portal, without scheme or trailing slash.
+    Apply { portal: &'a str },
+    /// "Keep ready: …": the documents the rule requires.
+    KeepReady { documents: &'a [String] },
+    /// A gap to close, in the gap's own words.
+    Close(GapText<'a>),
+    /// "Once these are met, apply at …".
+    ApplyOnceMet { portal: &'a str },
+}
+
+impl fmt::Display for NextStep<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NextStep::Apply { portal } => write!(f, "Apply at {portal}"),
+            NextStep::KeepReady { documents } => {
+                f.write_str("Keep ready: ")?;
+                for (i, document) in documents.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    for (j, word) in document.split('_').enumerate() {
+                        if j > 0 {
+                            f.write_str(" ")?;
+                        }
+                        f.write_str(word)?;
+                    }
+                }
+                Ok(())
+            }
+            NextStep::Close(gap) => write!(f, "{gap}"),
+            NextStep::ApplyOnceMet { portal } => write!(f, "Once these are met, apply at {portal}"),
+        }
+    }
+}
+
+impl Serialize for NextStep<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The steps for a verdict: how to apply when ELIGIBLE, the gaps to close and then where to
+/// apply when PARTIAL_MATCH, and otherwise only the questions whose answers could still change
+/// the verdict (`needed`).
+pub(crate) fn next_steps<'a>(
+    rule: &'a Rule,
+    verdict: Verdict,
+    gaps: &[Gap<'a>],
+    needed: &[&str],
+) -> Vec<NextStep<'a>> {
+    let portal = rule.application.portal_url.as_deref().map(|url| {
+        let url = url.strip_prefix("https://").unwrap_or(url);
+        url.strip_prefix("http://")
+            .unwrap_or(url)
+            .trim_end_matches('/')
+    });
+    let mut steps = Vec::new();
+    match verdict {
+        Verdict::Eligible => {
+            steps.extend(portal.map(|portal| NextStep::Apply { portal }));
+            if !rule.documents_required.is_empty() {
+                steps.push(NextStep::KeepReady {
+                    documents: &rule.documents_required,
+                });
+            }
+        }
+        Verdict::PartialMatch => {
+            steps.reserve_exact(gaps.len() + 1);
+            steps.extend(gaps.iter().map(|g| NextStep::Close(g.gap_description)));
+            steps.extend(portal.map(|portal| NextStep::ApplyOnceMet { portal }));
+        }
+        Verdict::NotEligible | Verdict::NotApplicable => steps.extend(
+            gaps.iter()
+                .filter(|g| g.actual.is_none() && needed.contains(&g.field))
+                .map(|g| NextStep::Close(g.gap_description)),
+        ),
+    }
+    steps
+}
