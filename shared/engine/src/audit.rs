@@ -24,15 +24,14 @@ pub struct AuditTrace {
 impl AuditTrace {
     pub fn of(rule: &Rule, profile: &Profile) -> AuditTrace {
         let mut leaves = String::with_capacity(8);
-        rule.eligibility.for_each_leaf(&mut |leaf| {
-            leaves.push(mark(leaf_truth(leaf, profile.get(leaf.field))))
+        let (truths, _) = NodeTruths::record(&rule.eligibility, profile, &mut |_, truth| {
+            leaves.push(mark(truth))
         });
         let exclusions = rule
             .exclusions
             .iter()
             .map(|l| mark(leaf_truth(l, profile.get(l.field))))
             .collect();
-        let (truths, _) = NodeTruths::record(&rule.eligibility, profile);
         AuditTrace {
             leaves,
             exclusions,

@@ -8,6 +8,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 
 use crate::catalogue::Catalogue;
@@ -59,7 +60,7 @@ pub fn test(op: Op, operand: &Operand, value: Option<&FieldValue>) -> Truth {
 }
 
 /// The same, with leaf truths supplied by `truth` (so hypothetical answers can be tried).
-fn tree_outcome(node: &Node, truth: &impl Fn(&Leaf) -> Truth) -> (Truth, u64) {
+fn tree_outcome(node: &Node, truth: &mut impl FnMut(&Leaf) -> Truth) -> (Truth, u64) {
     match node {
         Node::Leaf(leaf) => {
             let t = truth(leaf);
@@ -93,15 +94,65 @@ fn tree_outcome(node: &Node, truth: &impl Fn(&Leaf) -> Truth) -> (Truth, u64) {
 }
 
 /// Every node's truth in pre-order, each with the index just past its subtree, so that a walk
-/// can skip a subtree that needs no look.
-pub(crate) struct NodeTruths(Vec<(Truth, usize)>);
+/// can skip a subtree that needs no look. Kept inline for trees of usual size: it lives for one
+/// evaluation.
+pub(crate) struct NodeTruths(SmallVec<[(Truth, u32); 24]>);
 
 impl NodeTruths {
-    /// Records the tree's truths for the profile; returns them with the root's numerator.
-    pub(crate) fn record(node: &Node, profile: &Profile) -> (NodeTruths, u64) {
-        let mut truths = Vec::with_capacity(16);
-        let (_, numerator) = record_node(node, profile, &mut truths);
-        (NodeTruths(truths), numerator)
+    /// Records the tree's truths for the profile, showing each leaf with its truth to `on_leaf`
+    /// in pre-order; returns them with the root's numerator.
+    pub(crate) fn record<'a>(
+        node: &'a Node,
+        profile: &Profile,
+        on_leaf: &mut impl FnMut(&'a Leaf, Truth),
+    ) -> (NodeTruths, u64) {
+        let mut truths = NodeTruths(SmallVec::new());
+        let (_, numerator) = truths.record_node(node, profile, on_leaf);
+        (truths, numerator)
+    }
+
+    /// [`tree_outcome`] with the profile's leaf truths, recording each node on the way.
+    fn record_node<'a>(
+        &mut self,
+        node: &'a Node,
+        profile: &Profile,
+        on_leaf: &mut impl FnMut(&'a Leaf, Truth),
+    ) -> (Truth, u64) {
+        let at = self.0.len();
+        self.0.push((Truth::Unknown, 0));
+        let (truth, numerator) = match node {
+            Node::Leaf(leaf) => {
+                let t = leaf_truth(leaf, profile.get(leaf.field));
+                on_leaf(leaf, t);
+                (t, u64::from(t.passes()))
+            }
+            Node::Group(group) => {
+                let mut children =
+                    group
+                        .children
+                        .iter()
+                        .zip(&group.scales)
+                        .map(|(child, scale)| {
+                            let (t, num) = self.record_node(child, profile, on_leaf);
+                            (t, num * scale)
+                        });
+                match group.op {
+                    GroupOp::And => {
+                        children.fold((Truth::True, 0), |(t, n), (ct, cn)| (t.and(ct), n + cn))
+                    }
+                    GroupOp::Or => {
+                        children.fold((Truth::False, 0), |(t, n), (ct, cn)| (t.or(ct), n.max(cn)))
+                    }
+                    GroupOp::Not => {
+                        let t = !children.next().expect("NOT has one child").0;
+                        (t, u64::from(t.passes()))
+                    }
+                }
+            }
+        };
+        let end = u32::try_from(self.0.len()).expect("a rule tree has fewer than 2^32 nodes");
+        self.0[at] = (truth, end);
+        (truth, numerator)
     }
 
     pub(crate) fn truth(&self, at: usize) -> Truth {
@@ -110,7 +161,7 @@ impl NodeTruths {
 
     /// The index just past the subtree at `at`: its next sibling's index.
     pub(crate) fn end(&self, at: usize) -> usize {
-        self.0[at].1
+        self.0[at].1 as usize
     }
 
     /// How many of the root's children pass (`matched_conditions`), given the recorded root.
@@ -118,6 +169,26 @@ impl NodeTruths {
         match root {
             Node::Group(_) => self.children(0).filter(|&c| self.truth(c).passes()).count(),
             Node::Leaf(_) => usize::from(self.truth(0).passes()),
+        }
+    }
+
+    /// The largest root numerator that answers to the unknown fields could give: a leaf or a
+    /// `NOT` not known to fail may pass (an upper bound: leaves are taken as independent).
+    pub(crate) fn best_numerator(&self, node: &Node, at: usize) -> u64 {
+        match node {
+            Node::Group(group) if group.op != GroupOp::Not => {
+                let children = self
+                    .children(at)
+                    .zip(&group.children)
+                    .zip(&group.scales)
+                    .map(|((child_at, child), scale)| self.best_numerator(child, child_at) * scale);
+                if group.op == GroupOp::And {
+                    children.sum()
+                } else {
+                    children.max().unwrap_or(0)
+                }
+            }
+            _ => u64::from(self.truth(at) != Truth::False),
         }
     }
 
@@ -135,45 +206,9 @@ impl NodeTruths {
     }
 }
 
-/// [`tree_outcome`] with the profile's leaf truths, recording each node on the way.
-fn record_node(node: &Node, profile: &Profile, out: &mut Vec<(Truth, usize)>) -> (Truth, u64) {
-    let at = out.len();
-    out.push((Truth::Unknown, 0));
-    let (truth, numerator) = match node {
-        Node::Leaf(leaf) => {
-            let t = leaf_truth(leaf, profile.get(leaf.field));
-            (t, u64::from(t.passes()))
-        }
-        Node::Group(group) => {
-            let mut children = group
-                .children
-                .iter()
-                .zip(&group.scales)
-                .map(|(child, scale)| {
-                    let (t, num) = record_node(child, profile, out);
-                    (t, num * scale)
-                });
-            match group.op {
-                GroupOp::And => {
-                    children.fold((Truth::True, 0), |(t, n), (ct, cn)| (t.and(ct), n + cn))
-                }
-                GroupOp::Or => {
-                    children.fold((Truth::False, 0), |(t, n), (ct, cn)| (t.or(ct), n.max(cn)))
-                }
-                GroupOp::Not => {
-                    let t = !children.next().expect("NOT has one child").0;
-                    (t, u64::from(t.passes()))
-                }
-            }
-        }
-    };
-    out[at] = (truth, out.len());
-    (truth, numerator)
-}
-
 /// Verdict and score of an applicable rule for the given leaf truths: the one place spec §3's
 /// decision is made for a rule tree (the scalar path, the traced path and `needed_fields`).
-fn decide(rule: &Rule, truth: &impl Fn(&Leaf) -> Truth) -> Outcome {
+fn decide(rule: &Rule, truth: &mut impl FnMut(&Leaf) -> Truth) -> Outcome {
     let (root, numerator) = tree_outcome(&rule.eligibility, truth);
     let score = match_score(numerator, rule.eligibility.denominator());
     let exclusions = Exclusions::from_truths(rule.exclusions.iter().map(truth));
@@ -195,65 +230,83 @@ const MAX_ENUMERATED_LEAVES: usize = 8;
 /// when some pass/fail combination of its leaves gives another verdict, while the other unknown
 /// fields stay unknown, all pass or all fail. Leaves of one field are treated as independent, so
 /// the answer errs towards asking.
-fn needed_fields<'a>(rule: &'a Rule, profile: &Profile) -> Vec<&'a str> {
-    let mut any_unknown = rule
-        .exclusions
-        .iter()
-        .any(|l| profile.get(l.field).is_none());
+/// `truths`, `score` and `exclusions` are the evaluation's, for the profile as it is.
+fn needed_fields<'a>(
+    rule: &'a Rule,
+    profile: &Profile,
+    truths: &NodeTruths,
+    score: u8,
+    exclusions: Exclusions,
+) -> Vec<&'a str> {
+    let unknown = |leaf: &Leaf| profile.get(leaf.field).is_none();
+    let mut any_unknown = rule.exclusions.iter().any(unknown);
     rule.eligibility
-        .for_each_leaf(&mut |leaf| any_unknown |= profile.get(leaf.field).is_none());
-    if !any_unknown {
+        .for_each_leaf(&mut |leaf| any_unknown |= unknown(leaf));
+    // Answers never turn a known truth around (Kleene logic is monotone) and can only raise the
+    // score, up to the best reachable one: where that pins the verdict, no field is needed.
+    let settled = || match exclusions {
+        Exclusions::Excluded => true,
+        Exclusions::Unresolved => false,
+        Exclusions::AllHold => match truths.truth(0) {
+            Truth::True => true,
+            Truth::False => {
+                let best = truths.best_numerator(&rule.eligibility, 0);
+                score >= 50 || match_score(best, rule.eligibility.denominator()) < 50
+            }
+            Truth::Unknown => false,
+        },
+    };
+    if !any_unknown || settled() {
         return Vec::new();
     }
-    let mut leaves: Vec<&'a Leaf> = Vec::new();
-    rule.eligibility
-        .for_each_leaf(&mut |leaf| leaves.push(leaf));
-    leaves.extend(&rule.exclusions);
-    let unknown: Vec<usize> = rule
-        .fields_read()
-        .into_iter()
-        .filter(|&f| profile.get(f).is_none())
-        .collect();
-    let mut needed: Vec<&'a str> = unknown
-        .iter()
-        .filter(|&&field| {
-            let own: Vec<&Leaf> = leaves
-                .iter()
-                .copied()
-                .filter(|l| l.field == field)
-                .collect();
-            if own.len() > MAX_ENUMERATED_LEAVES {
-                return true;
-            }
-            [Truth::Unknown, Truth::True, Truth::False]
+    // Every leaf in the order `decide` reads them (eligibility in pre-order, then exclusions),
+    // with its truth for the profile; a leaf on an absent field is Unknown.
+    let mut leaves: Vec<(&'a Leaf, Truth)> = Vec::with_capacity(8);
+    let mut add = |leaf: &'a Leaf| leaves.push((leaf, leaf_truth(leaf, profile.get(leaf.field))));
+    rule.eligibility.for_each_leaf(&mut add);
+    rule.exclusions.iter().for_each(add);
+    // Hypothetical truths are tried in one buffer, read back in that same order.
+    let mut truths: Vec<Truth> = Vec::with_capacity(leaves.len());
+    let verdict_of = |truths: &[Truth]| {
+        let mut next = truths.iter();
+        decide(rule, &mut |_| *next.next().expect("one truth per leaf")).verdict
+    };
+    let mut needed: Vec<&'a str> = Vec::new();
+    for (first, &(leaf, _)) in leaves.iter().enumerate() {
+        let field = leaf.field;
+        // Each unknown field once, at its first leaf.
+        if !unknown(leaf) || leaves[..first].iter().any(|(l, _)| l.field == field) {
+            continue;
+        }
+        let own = leaves.iter().filter(|(l, _)| l.field == field).count();
+        let changes_the_verdict = own > MAX_ENUMERATED_LEAVES
+            || [Truth::Unknown, Truth::True, Truth::False]
                 .into_iter()
                 .any(|others| {
-                    let verdict_with = |mask: usize| {
-                        decide(rule, &|leaf: &Leaf| match own
-                            .iter()
-                            .position(|l| std::ptr::eq(*l, leaf))
-                        {
-                            Some(i) => Truth::from_bool(mask >> i & 1 == 1),
-                            None if unknown.contains(&leaf.field) => others,
-                            None => leaf_truth(leaf, profile.get(leaf.field)),
-                        })
-                        .verdict
+                    let mut verdict_with = |mask: usize| {
+                        let mut bit = 0;
+                        truths.clear();
+                        truths.extend(leaves.iter().map(|&(l, truth)| {
+                            if l.field == field {
+                                bit += 1;
+                                Truth::from_bool(mask >> (bit - 1) & 1 == 1)
+                            } else if unknown(l) {
+                                others
+                            } else {
+                                truth
+                            }
+                        }));
+                        verdict_of(&truths)
                     };
                     let first = verdict_with(0);
-                    (1..1usize << own.len()).any(|mask| verdict_with(mask) != first)
-                })
-        })
-        .map(|&field| own_name(&leaves, field))
-        .collect();
+                    (1..1usize << own).any(|mask| verdict_with(mask) != first)
+                });
+        if changes_the_verdict {
+            needed.push(&leaf.field_name);
+        }
+    }
     needed.sort_unstable();
     needed
-}
-
-fn own_name<'a>(leaves: &[&'a Leaf], field: usize) -> &'a str {
-    leaves
-        .iter()
-        .find(|l| l.field == field)
-        .map_or("", |l| l.field_name.as_str())
 }
 
 /// Verdict and score only: no trace, no allocation.
@@ -261,7 +314,7 @@ pub fn outcome(rule: &Rule, profile: &Profile, as_of: Date) -> Outcome {
     if !applicability(rule, as_of).is_applicable() {
         return Outcome::NOT_APPLICABLE;
     }
-    decide(rule, &from_profile(profile))
+    decide(rule, &mut from_profile(profile))
 }
 
 /// One leaf as evaluated.
@@ -358,7 +411,10 @@ pub fn evaluate<'a>(
     if !applicable.is_applicable() {
         return Err(applicable);
     }
-    let (truths, numerator) = NodeTruths::record(&rule.eligibility, profile);
+    let mut conditions_evaluated = Vec::with_capacity(8);
+    let (truths, numerator) = NodeTruths::record(&rule.eligibility, profile, &mut |leaf, t| {
+        conditions_evaluated.push(trace(leaf, profile, t))
+    });
     let score = match_score(numerator, rule.eligibility.denominator());
     let exclusions = Exclusions::from_truths(
         rule.exclusions
@@ -367,11 +423,11 @@ pub fn evaluate<'a>(
     );
     let verdict = verdict(truths.truth(0), score, exclusions);
 
-    let mut conditions_evaluated = Vec::with_capacity(8);
-    rule.eligibility
-        .for_each_leaf(&mut |leaf| conditions_evaluated.push(trace(leaf, profile)));
-    let exclusions_checked: Vec<ConditionTrace<'a>> =
-        rule.exclusions.iter().map(|l| trace(l, profile)).collect();
+    let exclusions_checked: Vec<ConditionTrace<'a>> = rule
+        .exclusions
+        .iter()
+        .map(|l| trace(l, profile, leaf_truth(l, profile.get(l.field))))
+        .collect();
     let excluded_by = rule
         .exclusions
         .iter()
@@ -387,7 +443,7 @@ pub fn evaluate<'a>(
     let matched_conditions = truths.matched(&rule.eligibility);
 
     let gaps = collect_gaps(catalogue, rule, profile, &truths, as_of);
-    let needed_fields = needed_fields(rule, profile);
+    let needed_fields = needed_fields(rule, profile, &truths, score, exclusions);
 
     let next_steps = next_steps(rule, verdict, &gaps, &needed_fields);
     Ok(Evaluation {
@@ -444,7 +500,7 @@ pub(crate) fn evaluation_id_seed(rule_hash: &str) -> Sha256 {
     Sha256::new().chain_update(rule_hash).chain_update(b":")
 }
 
-fn trace<'a>(leaf: &'a Leaf, profile: &'a Profile) -> ConditionTrace<'a> {
+fn trace<'a>(leaf: &'a Leaf, profile: &'a Profile, truth: Truth) -> ConditionTrace<'a> {
     let value = profile.get(leaf.field);
     ConditionTrace {
         path: &leaf.path,
@@ -452,7 +508,7 @@ fn trace<'a>(leaf: &'a Leaf, profile: &'a Profile) -> ConditionTrace<'a> {
         operator: leaf.op.name(),
         expected: &leaf.expected,
         actual: value,
-        result: leaf_truth(leaf, value).passes(),
+        result: truth.passes(),
         headroom: value
             .and_then(FieldValue::scalar)
             .and_then(|actual| headroom(leaf, actual)),

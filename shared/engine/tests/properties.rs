@@ -94,6 +94,31 @@ proptest! {
     }
 
     #[test]
+    fn a_field_left_out_of_needed_fields_cannot_change_the_verdict(rules in rules(3), doc in profile_doc(), donors in prop::collection::vec(profile_doc(), 1..6), as_of in as_of()) {
+        // Spec §1: needed_fields lists the unknown fields whose values could still change the
+        // verdict. So giving any other unknown field a value, alone, leaves the verdict as it is.
+        let profile = Profile::from_json(&CATALOGUE, &doc, "profile").unwrap();
+        for rule in &rules {
+            let Ok(before) = evaluate(&CATALOGUE, rule, &profile, as_of) else { continue };
+            for field in rule.fields_read() {
+                let name = CATALOGUE.field(field).name.as_str();
+                if profile.get(field).is_some() || before.needed_fields.contains(&name) {
+                    continue;
+                }
+                let (group, key) = name.split_once('.').expect("catalogue names are group.key");
+                for donor in &donors {
+                    let Some(value) = donor.get(group).and_then(|g| g.get(key)) else { continue };
+                    let mut filled = doc.clone();
+                    filled[group][key] = value.clone();
+                    let filled = Profile::from_json(&CATALOGUE, &filled, "filled").unwrap();
+                    let after = evaluate(&CATALOGUE, rule, &filled, as_of).unwrap();
+                    prop_assert_eq!(after.verdict, before.verdict, "{} = {} changed the verdict but is not needed", name, value);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_audit_trace_is_the_full_trace_in_short(rules in rules(4), profiles in profiles(20), as_of in as_of()) {
         for rule in &rules {
             for profile in &profiles {
