@@ -272,35 +272,43 @@ fn needed_fields<'a>(
         decide(rule, &mut |_| *next.next().expect("one truth per leaf")).verdict
     };
     let mut needed: Vec<&'a str> = Vec::new();
-    for (first, &(leaf, _)) in leaves.iter().enumerate() {
+    for (first, &(leaf, truth)) in leaves.iter().enumerate() {
         let field = leaf.field;
-        // Each unknown field once, at its first leaf.
-        if !unknown(leaf) || leaves[..first].iter().any(|(l, _)| l.field == field) {
+        // Each unknown field once, at its first leaf (a leaf is Unknown exactly when its field
+        // is absent).
+        if truth != Truth::Unknown || leaves[..first].iter().any(|(l, _)| l.field == field) {
             continue;
         }
         let own = leaves.iter().filter(|(l, _)| l.field == field).count();
+        // With no other unknown field, the three ways of filling the others are one.
+        let others: &[Truth] = if leaves
+            .iter()
+            .any(|&(l, t)| t == Truth::Unknown && l.field != field)
+        {
+            &[Truth::Unknown, Truth::True, Truth::False]
+        } else {
+            &[Truth::Unknown]
+        };
         let changes_the_verdict = own > MAX_ENUMERATED_LEAVES
-            || [Truth::Unknown, Truth::True, Truth::False]
-                .into_iter()
-                .any(|others| {
-                    let mut verdict_with = |mask: usize| {
-                        let mut bit = 0;
-                        truths.clear();
-                        truths.extend(leaves.iter().map(|&(l, truth)| {
-                            if l.field == field {
-                                bit += 1;
-                                Truth::from_bool(mask >> (bit - 1) & 1 == 1)
-                            } else if unknown(l) {
-                                others
-                            } else {
-                                truth
-                            }
-                        }));
-                        verdict_of(&truths)
-                    };
-                    let first = verdict_with(0);
-                    (1..1usize << own).any(|mask| verdict_with(mask) != first)
-                });
+            || others.iter().any(|&others| {
+                let mut verdict_with = |mask: usize| {
+                    let mut bit = 0;
+                    truths.clear();
+                    truths.extend(leaves.iter().map(|&(l, truth)| {
+                        if l.field == field {
+                            bit += 1;
+                            Truth::from_bool(mask >> (bit - 1) & 1 == 1)
+                        } else if truth == Truth::Unknown {
+                            others
+                        } else {
+                            truth
+                        }
+                    }));
+                    verdict_of(&truths)
+                };
+                let first = verdict_with(0);
+                (1..1usize << own).any(|mask| verdict_with(mask) != first)
+            });
         if changes_the_verdict {
             needed.push(&leaf.field_name);
         }
