@@ -17,9 +17,9 @@ use crate::gaps::{Gap, collect_gaps};
 use crate::next_steps::{NextStep, next_steps};
 use crate::outcome::{Exclusions, Outcome, Truth, Verdict, match_score, verdict};
 use crate::profile::Profile;
-use crate::rule::{Frequency, GroupOp, Leaf, Node, Op, Operand, Rule};
+use crate::rule::{Benefit, Frequency, GroupOp, Leaf, Node, Op, Operand, Rule};
 use crate::temporal::{Applicability, applicability};
-use crate::value::{FieldValue, Scalar, number_json};
+use crate::value::{FieldValue, Number, Scalar, number_json};
 
 /// A leaf's truth for a field value; an absent value is `Unknown`.
 pub fn leaf_truth(leaf: &Leaf, value: Option<&FieldValue>) -> Truth {
@@ -336,7 +336,7 @@ pub struct ConditionTrace<'a> {
     pub actual: Option<&'a FieldValue>,
     pub result: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub headroom: Option<Json>,
+    pub headroom: Option<Number>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<&'a str>,
 }
@@ -349,10 +349,12 @@ pub struct ExclusionRef<'a> {
     pub label: Option<&'a str>,
 }
 
+/// The benefit as the output shows it (monthly, annual or one-time amounts), worked out once
+/// when the rule is loaded ([`Rule::benefit_estimate`]).
 #[derive(Debug, Clone, Serialize)]
-pub struct BenefitEstimate<'a> {
+pub struct BenefitEstimate {
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<&'a str>,
+    pub kind: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monthly_inr: Option<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -360,9 +362,30 @@ pub struct BenefitEstimate<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub one_time_inr: Option<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub disbursement: Option<&'a str>,
+    pub disbursement: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<&'a str>,
+    pub description: Option<String>,
+}
+
+impl BenefitEstimate {
+    pub(crate) fn of(benefit: &Benefit) -> BenefitEstimate {
+        let per = |times: f64| benefit.amount_inr.map(|a| number_json(a * times));
+        let (monthly, annual, one_time) = match benefit.frequency {
+            Some(Frequency::Monthly) => (per(1.0), per(12.0), None),
+            Some(Frequency::Quarterly) => (None, per(4.0), None),
+            Some(Frequency::Yearly) => (None, per(1.0), None),
+            Some(Frequency::OneTime) => (None, None, per(1.0)),
+            Some(Frequency::InKind) | None => (None, None, None),
+        };
+        BenefitEstimate {
+            kind: benefit.kind.clone(),
+            monthly_inr: monthly,
+            annual_inr: annual,
+            one_time_inr: one_time,
+            disbursement: benefit.disbursement.clone(),
+            description: benefit.description.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -393,7 +416,7 @@ pub struct Evaluation<'a> {
     pub gaps: Vec<Gap<'a>>,
     pub needed_fields: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub benefit_estimate: Option<BenefitEstimate<'a>>,
+    pub benefit_estimate: Option<&'a BenefitEstimate>,
     pub next_steps: Vec<NextStep<'a>>,
     pub audit: Audit<'a>,
 }
@@ -471,7 +494,7 @@ pub fn evaluate<'a>(
         excluded_by,
         gaps,
         needed_fields,
-        benefit_estimate: benefit_estimate(rule),
+        benefit_estimate: rule.benefit_estimate.as_ref(),
         next_steps,
         audit: Audit {
             input_snapshot_hash: &profile.input_snapshot_hash,
@@ -525,7 +548,7 @@ fn trace<'a>(leaf: &'a Leaf, profile: &'a Profile, truth: Truth) -> ConditionTra
 }
 
 /// Margin to the threshold for numeric comparisons (negative when the comparison fails).
-fn headroom(leaf: &Leaf, actual: &Scalar) -> Option<Json> {
+fn headroom(leaf: &Leaf, actual: &Scalar) -> Option<Number> {
     let numeric = |s: &Scalar| match s {
         Scalar::Int(i) => Some(*i as f64),
         Scalar::Num(n) => Some(*n),
@@ -538,27 +561,5 @@ fn headroom(leaf: &Leaf, actual: &Scalar) -> Option<Json> {
         (Operand::Range(lo, hi), Op::Between) => (a - numeric(lo)?).min(numeric(hi)? - a),
         _ => return None,
     };
-    Some(number_json(margin))
-}
-
-/// The rule's benefit as the output shows it (monthly, annual or one-time amounts).
-pub fn benefit_estimate(rule: &Rule) -> Option<BenefitEstimate<'_>> {
-    let benefit = rule.benefit.as_ref()?;
-    let amount = benefit.amount_inr;
-    let per = |times: f64| amount.map(|a| number_json(a * times));
-    let (monthly, annual, one_time) = match benefit.frequency {
-        Some(Frequency::Monthly) => (per(1.0), per(12.0), None),
-        Some(Frequency::Quarterly) => (None, per(4.0), None),
-        Some(Frequency::Yearly) => (None, per(1.0), None),
-        Some(Frequency::OneTime) => (None, None, per(1.0)),
-        Some(Frequency::InKind) | None => (None, None, None),
-    };
-    Some(BenefitEstimate {
-        kind: benefit.kind.as_deref(),
-        monthly_inr: monthly,
-        annual_inr: annual,
-        one_time_inr: one_time,
-        disbursement: benefit.disbursement.as_deref(),
-        description: benefit.description.as_deref(),
-    })
+    Some(Number(margin))
 }

@@ -16,7 +16,7 @@ use crate::format::{IndianNumber, Rupees};
 use crate::outcome::Truth;
 use crate::profile::Profile;
 use crate::rule::{GroupOp, Leaf, Node, Op, Operand, Rule};
-use crate::value::{FieldValue, Scalar, number_json};
+use crate::value::{FieldValue, Number, Scalar};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -37,7 +37,7 @@ pub struct Gap<'a> {
     pub actual: Option<&'a FieldValue>,
     /// Numeric distance to the threshold, where the comparison is numeric.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub gap: Option<Json>,
+    pub gap: Option<Number>,
     pub gap_kind: GapKind,
     pub gap_description: GapText<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,7 +127,7 @@ fn describe<'a>(
             .and_then(FieldValue::scalar)
             .filter(|_| !negated)
             .and_then(|a| distance(leaf, a))
-            .map(number_json),
+            .map(Number),
         gap_kind,
         gap_description: GapText {
             spec: catalogue.field(leaf.field),

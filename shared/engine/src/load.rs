@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use crate::catalogue::{Catalogue, FieldType};
 use crate::date::{Date, MonthDay};
 use crate::error::Problem;
-use crate::eval::evaluation_id_seed;
+use crate::eval::{BenefitEstimate, evaluation_id_seed};
 use crate::gaps::Requirement;
 use crate::hash::jcs_sha256;
 use crate::profile::json_kind;
@@ -237,6 +237,7 @@ impl Builder<'_> {
                 })
                 .unwrap_or_default()
         };
+        let terms = doc.get("benefit").map(benefit);
         let rule_hash = jcs_sha256(doc);
         let evaluation_id_seed = evaluation_id_seed(&rule_hash);
         Some(Rule {
@@ -250,7 +251,8 @@ impl Builder<'_> {
             effective_until,
             eligibility,
             exclusions,
-            benefit: doc.get("benefit").map(benefit),
+            benefit_estimate: terms.as_ref().map(BenefitEstimate::of),
+            benefit: terms,
             documents_required: strings("documents_required", ""),
             application,
             window,

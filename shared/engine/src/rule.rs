@@ -206,6 +206,8 @@ pub struct Rule {
     pub eligibility: Node,
     pub exclusions: Vec<Leaf>,
     pub benefit: Option<Benefit>,
+    /// `benefit` as evaluations show it.
+    pub benefit_estimate: Option<crate::eval::BenefitEstimate>,
     pub documents_required: Vec<String>,
     pub application: Application,
     pub window: Option<ApplicationWindow>,

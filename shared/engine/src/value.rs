@@ -77,6 +77,24 @@ pub fn number_json(n: f64) -> Json {
     }
 }
 
+/// A computed amount (a headroom, a distance to a threshold), serialized as [`number_json`]
+/// would write it, without building a JSON value on every evaluation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Number(pub f64);
+
+impl serde::Serialize for Number {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let n = self.0;
+        if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+            serializer.serialize_i64(n as i64)
+        } else if n.is_finite() {
+            serializer.serialize_f64(n)
+        } else {
+            serializer.serialize_unit()
+        }
+    }
+}
+
 /// What a profile field holds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldValue {

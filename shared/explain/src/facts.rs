@@ -139,11 +139,7 @@ pub fn facts(evaluation: &Evaluation<'_>, catalogue: &Catalogue, language: Langu
             actual: gap.actual.map(|a| on.values.actual(a)),
             required: on.required(gap.operator, gap.required),
             negated: gap.negated,
-            distance: gap
-                .gap
-                .as_ref()
-                .and_then(Json::as_f64)
-                .map(|d| on.values.number(d)),
+            distance: gap.gap.map(|d| on.values.number(d.0)),
             estimated_eligibility_date: gap.estimated_eligibility_date.map(|d| words.date(d)),
             field: on.field,
         });
@@ -157,7 +153,7 @@ pub fn facts(evaluation: &Evaluation<'_>, catalogue: &Catalogue, language: Langu
     if let Some(benefit) = &evaluation.benefit_estimate {
         let amount = |json: &Option<Json>| json.as_ref().and_then(Json::as_f64).map(rupees);
         let benefit_facts = [
-            words.benefit_kind(benefit.kind, benefit.disbursement),
+            words.benefit_kind(benefit.kind.as_deref(), benefit.disbursement.as_deref()),
             words.benefit_amounts(&Amounts {
                 monthly: amount(&benefit.monthly_inr),
                 annual: amount(&benefit.annual_inr),
@@ -165,6 +161,7 @@ pub fn facts(evaluation: &Evaluation<'_>, catalogue: &Catalogue, language: Langu
             }),
             benefit
                 .description
+                .as_deref()
                 .and_then(|d| words.benefit_description(d)),
         ];
         for text in benefit_facts.into_iter().flatten() {

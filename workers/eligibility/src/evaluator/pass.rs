@@ -325,8 +325,10 @@ pub fn run(
         let elapsed_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
         let (changed, transitions) = compare(previous.as_ref(), Some(&current), cause);
         let key = idempotency_key(user_id, &rule.scheme_id, rule.version, &input_hash);
-        let benefit = engine::eval::benefit_estimate(rule)
-            .map(|b| serde_json::to_string(&b).expect("serialisable"));
+        let benefit = rule
+            .benefit_estimate
+            .as_ref()
+            .map(|b| serde_json::to_string(b).expect("serialisable"));
         if changed {
             out.events.push(OutEvent::Computed(EligibilityComputed {
                 idempotency_key: key.clone(),
