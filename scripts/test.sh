@@ -10,6 +10,8 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo clippy with the GPU launcher (feature gpu: builds without CUDA, never run here)"
+cargo clippy --workspace --all-targets --locked --features eligibility/gpu,loadtest/gpu -- -D warnings
 echo "== local stack"
 cargo build --locked -p eligibility
 ELIGIBILITY_STACK_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/eligibility" scripts/stack.sh up

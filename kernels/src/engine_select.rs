@@ -23,12 +23,20 @@ impl FromStr for EngineChoice {
     type Err = SelectError;
 
     fn from_str(s: &str) -> Result<EngineChoice, SelectError> {
-        match s {
-            "auto" => Ok(EngineChoice::Auto),
-            "cpu" => Ok(EngineChoice::Cpu),
-            "gpu" => Ok(EngineChoice::Gpu),
-            other => Err(SelectError::UnknownEngine(other.to_string())),
-        }
+        [EngineChoice::Auto, EngineChoice::Cpu, EngineChoice::Gpu]
+            .into_iter()
+            .find(|choice| choice.to_string() == s)
+            .ok_or_else(|| SelectError::UnknownEngine(s.to_string()))
+    }
+}
+
+impl std::fmt::Display for EngineChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EngineChoice::Auto => "auto",
+            EngineChoice::Cpu => "cpu",
+            EngineChoice::Gpu => "gpu",
+        })
     }
 }
 
@@ -36,17 +44,20 @@ impl FromStr for EngineChoice {
 pub enum SelectError {
     #[error("unknown engine {0:?}: expected auto, cpu or gpu")]
     UnknownEngine(String),
-    #[error("engine gpu was asked for: {0}")]
+    // The causes print as the error's source (anyhow's `{:#}` shows the chain).
+    #[error("engine gpu was asked for")]
     Gpu(#[from] GpuError),
-    #[error("engine gpu was asked for, but the program does not fit the kernels: {0}")]
+    #[error("engine gpu was asked for, but the program does not fit the kernels")]
     Encode(#[from] EncodeError),
 }
 
 /// Which engine evaluated a batch.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum EngineUsed {
     Cpu,
     Gpu(GpuTimings),
+    /// `auto` met this GPU error and evaluated the batch on the CPU instead.
+    CpuAfterGpuError(String),
 }
 
 /// A batch's outcome codes, in the layout of the engine that computed them.
@@ -112,9 +123,18 @@ impl Engine {
         if let Some(gpu) = gpu {
             let encoded = EncodedProgram::new(program, rules, columns, as_of);
             match (encoded, self.choice) {
-                (Ok(encoded), _) => {
-                    let (codes, timings) = gpu.evaluate(&EncodedColumns::new(columns), &encoded)?;
-                    return Ok((Evaluated::Gpu(codes), EngineUsed::Gpu(timings)));
+                (Ok(encoded), choice) => {
+                    match gpu.evaluate(&EncodedColumns::new(columns), &encoded) {
+                        Ok((codes, timings)) => {
+                            return Ok((Evaluated::Gpu(codes), EngineUsed::Gpu(timings)));
+                        }
+                        Err(e) if choice == EngineChoice::Gpu => return Err(e.into()),
+                        Err(e) => {
+                            let batch = evaluate_batch(program, rules, columns, as_of, threads);
+                            let used = EngineUsed::CpuAfterGpuError(e.to_string());
+                            return Ok((Evaluated::Cpu(batch), used));
+                        }
+                    }
                 }
                 (Err(e), EngineChoice::Gpu) => return Err(e.into()),
                 // `auto` falls back to the CPU for programs the kernels cannot hold.

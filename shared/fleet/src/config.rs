@@ -9,6 +9,9 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+pub use kernels::engine_select::EngineChoice;
+use kernels::engine_select::SelectError;
+
 #[derive(Debug, Error, PartialEq)]
 pub enum ConfigError {
     #[error("{0} is required but not set")]
@@ -19,14 +22,6 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
-}
-
-/// Which evaluation path the evaluator may use (`ELIGIBILITY_ENGINE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineChoice {
-    Auto,
-    Cpu,
-    Gpu,
 }
 
 /// Kafka security (`ELIGIBILITY_KAFKA_SECURITY_PROTOCOL` and friends).
@@ -61,7 +56,10 @@ pub struct Config {
     pub schema_registry_url: String,
     pub llm: Option<LlmConfig>,
     pub http_addr: SocketAddr,
+    /// `ELIGIBILITY_ENGINE`: which engine evaluates batches.
     pub engine: EngineChoice,
+    /// `ELIGIBILITY_GPU_MIN_PAIRS`: from how many (citizen, rule) pairs `auto` takes the GPU.
+    pub gpu_min_pairs: usize,
     pub rules_dir: Option<PathBuf>,
     pub log: String,
     pub consumer_group: Option<String>,
@@ -83,6 +81,7 @@ const KNOWN: &[&str] = &[
     "ELIGIBILITY_LLM_API_KEY",
     "ELIGIBILITY_HTTP_ADDR",
     "ELIGIBILITY_ENGINE",
+    "ELIGIBILITY_GPU_MIN_PAIRS",
     "ELIGIBILITY_RULES_DIR",
     "ELIGIBILITY_LOG",
     "ELIGIBILITY_CONSUMER_GROUP",
@@ -193,18 +192,18 @@ impl Config {
         let http_addr = http_text
             .parse()
             .map_err(|e| invalid("ELIGIBILITY_HTTP_ADDR", http_text, format!("{e}")))?;
-        let engine = match vars.get("ELIGIBILITY_ENGINE").unwrap_or("auto") {
-            "auto" => EngineChoice::Auto,
-            "cpu" => EngineChoice::Cpu,
-            "gpu" => EngineChoice::Gpu,
-            other => {
-                return Err(invalid(
-                    "ELIGIBILITY_ENGINE",
-                    other,
-                    "expected auto, cpu or gpu",
-                ));
-            }
-        };
+        let engine_text = vars.get("ELIGIBILITY_ENGINE").unwrap_or("auto");
+        let engine = engine_text
+            .parse()
+            .map_err(|e: SelectError| invalid("ELIGIBILITY_ENGINE", engine_text, e.to_string()))?;
+        let gpu_min_pairs_text = vars.get("ELIGIBILITY_GPU_MIN_PAIRS").unwrap_or("1000000");
+        let gpu_min_pairs = gpu_min_pairs_text.parse().map_err(|e| {
+            invalid(
+                "ELIGIBILITY_GPU_MIN_PAIRS",
+                gpu_min_pairs_text,
+                format!("expected a count of (citizen, rule) pairs: {e}"),
+            )
+        })?;
         let llm = match vars.get("ELIGIBILITY_LLM_BASE_URL") {
             None => None,
             Some(base_url) => {
@@ -236,6 +235,7 @@ impl Config {
             llm,
             http_addr,
             engine,
+            gpu_min_pairs,
             rules_dir: vars.get("ELIGIBILITY_RULES_DIR").map(PathBuf::from),
             log: vars.get("ELIGIBILITY_LOG").unwrap_or("info").to_string(),
             consumer_group: vars.get("ELIGIBILITY_CONSUMER_GROUP").map(str::to_string),

@@ -88,7 +88,7 @@ pub const DLQ_REASONS: [&str; 4] = [
     "validation_failed",
     "retries_exhausted",
 ];
-pub const ERROR_KINDS: [&str; 8] = [
+pub const ERROR_KINDS: [&str; 9] = [
     "kafka_consume",
     "kafka_produce",
     "postgres",
@@ -96,6 +96,7 @@ pub const ERROR_KINDS: [&str; 8] = [
     "schema_registry",
     "llm",
     "rules_load",
+    "gpu",
     "internal",
 ];
 

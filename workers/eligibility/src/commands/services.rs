@@ -40,12 +40,6 @@ pub fn evaluator(args: EvaluatorArgs) -> Result<ExitCode> {
     let config = Config::from_vars(&vars)?;
     fleet::init_tracing(&config.log);
     warn_unknown(&vars);
-    if config.engine == fleet::config::EngineChoice::Gpu {
-        anyhow::bail!(
-            "ELIGIBILITY_ENGINE=gpu: the evaluator re-evaluates with full traces on the CPU; \
-             GPU batches run through `gpu_bench`/kernels only (see README, GPU section)"
-        );
-    }
     let bounds = evaluator::BatchBounds {
         max_records: args.max_batch.max(1),
         max_wait: std::time::Duration::from_millis(args.max_wait_ms),

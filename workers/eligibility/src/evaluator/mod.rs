@@ -36,6 +36,7 @@ use fleet::input::{Polled, poll_batch};
 use fleet::kafka::{Consumer, RebalanceTracker};
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
+use kernels::engine_select::Engine;
 use rdkafka::producer::FutureProducer;
 
 use self::rulebook::RuleBook;
@@ -64,6 +65,9 @@ pub struct Pipeline {
     pub codec: Codec,
     pub producer: FutureProducer,
     pub book: Arc<RuleBook>,
+    /// The batch engine of rule changes (`ELIGIBILITY_ENGINE`): the CPU batch evaluator or
+    /// the GPU kernels.
+    pub engine: Arc<Engine>,
     /// (topic, partition) → next offset to process, as committed in PostgreSQL.
     pub offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
     pub health: Arc<Health>,
@@ -114,6 +118,17 @@ impl Pipeline {
         health: Arc<Health>,
         replay: bool,
     ) -> anyhow::Result<Pipeline> {
+        // First, so that `gpu` without a usable device stops the worker before it connects.
+        let engine = Engine::new(config.engine, config.gpu_min_pairs)
+            .with_context(|| format!("ELIGIBILITY_ENGINE={}", config.engine))?;
+        match engine.gpu() {
+            Ok(gpu) => tracing::info!(
+                device = gpu.name(),
+                min_pairs = config.gpu_min_pairs,
+                "batch engine: the GPU for large batches"
+            ),
+            Err(why) => tracing::info!(%why, "batch engine: the CPU"),
+        }
         let pool = fleet::postgres::pool(&config.database_url, 8)?;
         let applied = fleet::postgres::migrate(&pool)
             .await
@@ -146,6 +161,7 @@ impl Pipeline {
             codec,
             producer,
             book,
+            engine: Arc::new(engine),
             offsets,
             health,
             replay,

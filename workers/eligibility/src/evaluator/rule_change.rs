@@ -7,7 +7,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
-use engine::batch::evaluate_batch;
 use engine::columns::ProfileColumns;
 use engine::conflicts::detect;
 use engine::load::parse_rule_yaml;
@@ -20,6 +19,7 @@ use fleet::kafka::Outgoing;
 use fleet::metrics as m;
 use fleet::retry::{StepError, step};
 use fleet::topics::*;
+use kernels::engine_select::EngineUsed;
 
 use super::Pipeline;
 use super::batch::{encode_events, record_metrics, write_cache};
@@ -311,7 +311,7 @@ async fn reevaluate_page(
         "postgres",
         store::load_users(&pipeline.pool, &pipeline.book.catalogue, users).await,
     )?;
-    let batch = batch_outcomes(pipeline, users, &states, schemes, as_of);
+    let batch = batch_outcomes(pipeline, users, &states, schemes, as_of)?;
     let started = Instant::now();
     let mut audit = Vec::new();
     let mut events = Vec::new();
@@ -365,16 +365,17 @@ async fn reevaluate_page(
     Ok((touched, audit, events))
 }
 
-/// The page's users against the schemes' rules in effect, with the compiled CPU batch
-/// evaluator (the path bulk backfills and the GPU kernels use): per user, (rule index in the
-/// book, outcome). These are the verdicts the pass stores.
+/// The page's users against the schemes' rules in effect, on the batch engine
+/// (`ELIGIBILITY_ENGINE`: the compiled CPU batch evaluator, or the GPU kernels for pages of at
+/// least `ELIGIBILITY_GPU_MIN_PAIRS` pairs): per user, (rule index in the book, outcome). These
+/// are the verdicts the pass stores.
 fn batch_outcomes(
     pipeline: &Pipeline,
     users: &[String],
     states: &HashMap<String, pass::UserState>,
     schemes: &BTreeSet<String>,
     as_of: Date,
-) -> HashMap<String, Vec<(usize, Outcome)>> {
+) -> Result<HashMap<String, Vec<(usize, Outcome)>>, StepError> {
     let book = &pipeline.book;
     let rules: Vec<&Rule> = book
         .rules
@@ -387,16 +388,30 @@ fn batch_outcomes(
         .filter_map(|u| Some((u, &states.get(u)?.profile.as_ref()?.profile)))
         .collect();
     if rules.is_empty() || with_profile.is_empty() {
-        return HashMap::new();
+        return Ok(HashMap::new());
     }
     let profiles: Vec<engine::Profile> = with_profile.iter().map(|(_, p)| (*p).clone()).collect();
     let columns = ProfileColumns::new(&book.catalogue, &profiles);
     let program = Program::compile(&rules);
     let started = Instant::now();
-    let outcomes = evaluate_batch(&program, &rules, &columns, as_of, 2);
-    metrics::histogram!(m::BATCH_ENGINE_DURATION, "engine" => "cpu")
+    let (outcomes, used) = step(
+        "gpu",
+        pipeline
+            .engine
+            .evaluate(&program, &rules, &columns, as_of, 2),
+    )?;
+    let engine = match used {
+        EngineUsed::Cpu => "cpu",
+        EngineUsed::Gpu(_) => "gpu",
+        EngineUsed::CpuAfterGpuError(why) => {
+            fleet::metrics::error("gpu");
+            tracing::warn!(%why, "the GPU failed on a batch: evaluated on the CPU");
+            "cpu"
+        }
+    };
+    metrics::histogram!(m::BATCH_ENGINE_DURATION, "engine" => engine)
         .record(started.elapsed().as_secs_f64());
-    metrics::counter!(m::BATCH_ENGINE_EVALUATIONS, "engine" => "cpu")
+    metrics::counter!(m::BATCH_ENGINE_EVALUATIONS, "engine" => engine)
         .increment((profiles.len() * rules.len()) as u64);
     let indices: Vec<usize> = rules
         .iter()
@@ -405,16 +420,16 @@ fn batch_outcomes(
                 .expect("rules in effect come from the book")
         })
         .collect();
-    with_profile
+    Ok(with_profile
         .iter()
         .enumerate()
         .map(|(c, (user_id, _))| {
             let per_rule = indices
                 .iter()
                 .enumerate()
-                .map(|(r, &index)| (index, outcomes.get(c, r)))
+                .map(|(r, &index)| (index, Outcome::from_code(outcomes.code(c, r))))
                 .collect();
             ((*user_id).clone(), per_rule)
         })
-        .collect()
+        .collect())
 }
