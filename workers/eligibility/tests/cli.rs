@@ -571,9 +571,9 @@ fn schema_profile_matches_the_committed_schema() {
     assert_eq!(printed["title"], "Citizen profile");
 }
 
-/// `ELIGIBILITY_ENGINE=gpu` where no GPU can be used (here: a build without the `gpu` feature)
-/// stops the evaluator and the replay with an error naming the setting and the reason, before
-/// they connect to anything (every service address below refuses connections).
+/// `ELIGIBILITY_ENGINE=gpu` (or `--engine gpu`) where no GPU can be used (here: a build without
+/// the `gpu` feature) stops the evaluator and the replay with an error naming the setting and the
+/// reason, before they connect to anything (every service address below refuses connections).
 #[test]
 fn engine_gpu_without_a_gpu_is_a_clear_error_before_any_connection() {
     let unreachable = [
@@ -585,27 +585,33 @@ fn engine_gpu_without_a_gpu_is_a_clear_error_before_any_connection() {
         ("ELIGIBILITY_REDIS_URL", "redis://127.0.0.1:1"),
         ("ELIGIBILITY_SCHEMA_REGISTRY_URL", "http://127.0.0.1:1"),
         ("ELIGIBILITY_HTTP_ADDR", "127.0.0.1:0"),
-        ("ELIGIBILITY_ENGINE", "gpu"),
+    ];
+    let replay = [
+        "replay",
+        "--topic",
+        "profile.assembled",
+        "--from-offset",
+        "0",
     ];
     for args in [
         &["evaluator"][..],
-        &[
-            "replay",
-            "--topic",
-            "profile.assembled",
-            "--from-offset",
-            "0",
-        ][..],
+        &["evaluator", "--engine", "gpu"][..],
+        &replay[..],
+        &[&replay[..], &["--engine", "gpu"]].concat()[..],
     ] {
+        // The flag form starts from `cpu` in the environment: the flag wins.
+        let from_flag = args.contains(&"--engine");
         let o = Command::new(env!("CARGO_BIN_EXE_eligibility"))
             .args(args)
             .envs(unreachable)
+            .env("ELIGIBILITY_ENGINE", if from_flag { "cpu" } else { "gpu" })
             .output()
             .expect("the binary runs");
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert!(
-            err.contains("ELIGIBILITY_ENGINE=gpu") && err.contains("built without the gpu feature"),
+            err.contains("batch engine gpu (--engine or ELIGIBILITY_ENGINE)")
+                && err.contains("built without the gpu feature"),
             "{args:?}: {err}"
         );
         assert!(!err.contains("panicked"), "{args:?}: {err}");

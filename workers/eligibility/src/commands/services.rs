@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
-use fleet::config::{Config, KafkaConfig, Vars};
+use fleet::config::{Config, EngineChoice, KafkaConfig, Vars};
 
 use eligibility::explainer;
 
@@ -33,11 +33,15 @@ pub struct EvaluatorArgs {
     /// Longest wait, in milliseconds, to fill a micro-batch.
     #[arg(long, default_value_t = 10)]
     pub max_wait_ms: u64,
+    /// The batch engine of rule changes: auto | cpu | gpu (default: ELIGIBILITY_ENGINE).
+    #[arg(long)]
+    pub engine: Option<EngineChoice>,
 }
 
 pub fn evaluator(args: EvaluatorArgs) -> Result<ExitCode> {
     let vars = Vars::from_env();
-    let config = Config::from_vars(&vars)?;
+    let mut config = Config::from_vars(&vars)?;
+    config.engine = args.engine.unwrap_or(config.engine);
     fleet::init_tracing(&config.log);
     warn_unknown(&vars);
     let bounds = evaluator::BatchBounds {

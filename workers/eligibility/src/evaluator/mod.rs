@@ -119,8 +119,12 @@ impl Pipeline {
         replay: bool,
     ) -> anyhow::Result<Pipeline> {
         // First, so that `gpu` without a usable device stops the worker before it connects.
-        let engine = Engine::new(config.engine, config.gpu_min_pairs)
-            .with_context(|| format!("ELIGIBILITY_ENGINE={}", config.engine))?;
+        let engine = Engine::new(config.engine, config.gpu_min_pairs).with_context(|| {
+            format!(
+                "batch engine {} (--engine or ELIGIBILITY_ENGINE)",
+                config.engine
+            )
+        })?;
         match engine.gpu() {
             Ok(gpu) => tracing::info!(
                 device = gpu.name(),
