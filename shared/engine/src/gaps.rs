@@ -406,17 +406,20 @@ impl fmt::Display for ShownValue<'_> {
         match self.1 {
             FieldValue::Scalar(s) => write!(f, "{}", Shown(self.0, s)),
             FieldValue::List(items) if items.is_empty() => f.write_str("none"),
-            FieldValue::List(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    words(f, item)?;
-                }
-                Ok(())
-            }
+            FieldValue::List(items) => word_list(f, items),
         }
     }
+}
+
+/// Codes as words, joined with commas: `[bpl_card, voter_id]` → "bpl card, voter id".
+pub(crate) fn word_list(f: &mut fmt::Formatter<'_>, codes: &[String]) -> fmt::Result {
+    for (i, code) in codes.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        words(f, code)?;
+    }
+    Ok(())
 }
 
 /// A code as words: `small_marginal` → "small marginal".

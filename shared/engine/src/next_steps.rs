@@ -6,7 +6,7 @@
 use serde::Serialize;
 use std::fmt;
 
-use crate::gaps::{Gap, GapText};
+use crate::gaps::{Gap, GapText, word_list};
 use crate::outcome::Verdict;
 use crate::rule::Rule;
 
@@ -28,18 +28,7 @@ impl fmt::Display for NextStep<'_> {
             NextStep::Apply { portal } => write!(f, "Apply at {portal}"),
             NextStep::KeepReady { documents } => {
                 f.write_str("Keep ready: ")?;
-                for (i, document) in documents.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    for (j, word) in document.split('_').enumerate() {
-                        if j > 0 {
-                            f.write_str(" ")?;
-                        }
-                        f.write_str(word)?;
-                    }
-                }
-                Ok(())
+                word_list(f, documents)
             }
             NextStep::Close(gap) => write!(f, "{gap}"),
             NextStep::ApplyOnceMet { portal } => write!(f, "Once these are met, apply at {portal}"),

@@ -70,15 +70,11 @@ impl Scalar {
 
 /// JSON for a float: integral values print without a fraction (150000, not 150000.0).
 pub fn number_json(n: f64) -> Json {
-    if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
-        Json::from(n as i64)
-    } else {
-        serde_json::Number::from_f64(n).map_or(Json::Null, Json::Number)
-    }
+    serde_json::to_value(Number(n)).expect("a number always converts to JSON")
 }
 
-/// A computed amount (a headroom, a distance to a threshold), serialized as [`number_json`]
-/// would write it, without building a JSON value on every evaluation.
+/// A computed amount (a headroom, a distance to a threshold), serialized as a JSON number the
+/// way [`number_json`] builds one, without building a JSON value on every evaluation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Number(pub f64);
 

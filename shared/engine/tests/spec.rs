@@ -1516,3 +1516,50 @@ fn profile_with_wrong_type_is_refused_naming_the_field() {
         );
     }
 }
+
+/// Seed §4.2/4.3: next steps by verdict — where to apply and what to keep ready when ELIGIBLE,
+/// the gaps then where to apply when PARTIAL_MATCH, and otherwise only the questions whose answers
+/// could still change the verdict.
+#[test]
+fn next_steps_follow_the_verdict() {
+    let r = rule_x(
+        "{operator: AND, conditions: [
+            {field: identity.age, operator: gte, value: 60},
+            {field: economic.annual_income, operator: lte, value: 200000}]}",
+        "documents_required: [aadhaar_card, bpl_card]\napplication: {portal_url: \"https://sevasindhu.karnataka.gov.in/\"}\n",
+    );
+    let steps = |p: Value| {
+        let e = eval_json(&r, &profile(p), AS_OF);
+        (e["verdict"].clone(), e["next_steps"].clone())
+    };
+    assert_eq!(
+        steps(json!({"identity": {"age": 65}, "economic": {"annual_income": 100000}})),
+        (
+            json!("ELIGIBLE"),
+            json!([
+                "Apply at sevasindhu.karnataka.gov.in",
+                "Keep ready: aadhaar card, bpl card"
+            ])
+        )
+    );
+    assert_eq!(
+        steps(json!({"identity": {"age": 58}, "economic": {"annual_income": 100000}})),
+        (
+            json!("PARTIAL_MATCH"),
+            json!([
+                "You are 2 years below the minimum age of 60",
+                "Once these are met, apply at sevasindhu.karnataka.gov.in"
+            ])
+        )
+    );
+    // Age fails and income is unknown: a passing income would make it PARTIAL_MATCH (1 of 2).
+    assert_eq!(
+        steps(json!({"identity": {"age": 50}})),
+        (
+            json!("NOT_ELIGIBLE"),
+            json!([
+                "We do not have your annual household income; it is needed to check that it is at most ₹2,00,000"
+            ])
+        )
+    );
+}
