@@ -230,7 +230,8 @@ const MAX_ENUMERATED_LEAVES: usize = 8;
 /// when some pass/fail combination of its leaves gives another verdict, while the other unknown
 /// fields stay unknown, all pass or all fail. Leaves of one field are treated as independent, so
 /// the answer errs towards asking.
-/// `truths`, `score` and `exclusions` are the evaluation's, for the profile as it is.
+/// `truths`, `score` and `exclusions` are the evaluation's, for the profile as it is, which has
+/// at least one field the rule reads absent.
 fn needed_fields<'a>(
     rule: &'a Rule,
     profile: &Profile,
@@ -238,10 +239,6 @@ fn needed_fields<'a>(
     score: u8,
     exclusions: Exclusions,
 ) -> Vec<&'a str> {
-    let unknown = |leaf: &Leaf| profile.get(leaf.field).is_none();
-    let mut any_unknown = rule.exclusions.iter().any(unknown);
-    rule.eligibility
-        .for_each_leaf(&mut |leaf| any_unknown |= unknown(leaf));
     // Answers never turn a known truth around (Kleene logic is monotone) and can only raise the
     // score, up to the best reachable one: where that pins the verdict, no field is needed.
     let settled = || match exclusions {
@@ -256,7 +253,7 @@ fn needed_fields<'a>(
             Truth::Unknown => false,
         },
     };
-    if !any_unknown || settled() {
+    if settled() {
         return Vec::new();
     }
     // Every leaf in the order `decide` reads them (eligibility in pre-order, then exclusions),
@@ -339,6 +336,17 @@ pub struct ConditionTrace<'a> {
     pub headroom: Option<Number>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<&'a str>,
+}
+
+impl ConditionTrace<'_> {
+    /// The leaf's truth: it passed, it failed, or its field is absent.
+    pub fn truth(&self) -> Truth {
+        match (self.result, self.actual) {
+            (true, _) => Truth::True,
+            (false, Some(_)) => Truth::False,
+            (false, None) => Truth::Unknown,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -442,23 +450,23 @@ pub fn evaluate<'a>(
     if !applicable.is_applicable() {
         return Err(applicable);
     }
+    // Whether any field read is absent: only then can a field be needed.
+    let mut any_unknown = false;
     let mut conditions_evaluated = Vec::with_capacity(8);
     let (truths, numerator) = NodeTruths::record(&rule.eligibility, profile, &mut |leaf, t| {
+        any_unknown |= t == Truth::Unknown;
         conditions_evaluated.push(trace(leaf, profile, t))
     });
     let score = match_score(numerator, rule.eligibility.denominator());
-    let exclusions = Exclusions::from_truths(
-        rule.exclusions
-            .iter()
-            .map(|l| leaf_truth(l, profile.get(l.field))),
-    );
-    let verdict = verdict(truths.truth(0), score, exclusions);
-
     let exclusions_checked: Vec<ConditionTrace<'a>> = rule
         .exclusions
         .iter()
         .map(|l| trace(l, profile, leaf_truth(l, profile.get(l.field))))
         .collect();
+    any_unknown |= exclusions_checked.iter().any(|t| t.actual.is_none());
+    let exclusions = Exclusions::from_truths(exclusions_checked.iter().map(ConditionTrace::truth));
+    let verdict = verdict(truths.truth(0), score, exclusions);
+
     let excluded_by = rule
         .exclusions
         .iter()
@@ -474,7 +482,11 @@ pub fn evaluate<'a>(
     let matched_conditions = truths.matched(&rule.eligibility);
 
     let gaps = collect_gaps(catalogue, rule, profile, &truths, as_of);
-    let needed_fields = needed_fields(rule, profile, &truths, score, exclusions);
+    let needed_fields = if any_unknown {
+        needed_fields(rule, profile, &truths, score, exclusions)
+    } else {
+        Vec::new()
+    };
 
     let next_steps = next_steps(rule, verdict, &gaps, &needed_fields);
     Ok(Evaluation {
