@@ -4,9 +4,11 @@
 //!   current ends (so earlier traffic on the shared topics is not replayed into it).
 //! - `demo`: the example citizens, then one birthday and one lost BPL card; prints the events
 //!   the fleet publishes.
-//! - `bench`: N synthetic citizens, then M profile updates as fast as the broker takes them;
-//!   reports updates/s end to end (produce → evaluated → events published → offsets committed
-//!   in PostgreSQL) and the latency percentiles.
+//! - `bench`: N synthetic citizens, then profile updates at each of several offered rates (a
+//!   fixed rate, or as fast as the broker takes them); for each, updates/s end to end (produce →
+//!   evaluated → events published → offsets committed in PostgreSQL), the latency percentiles
+//!   input → pass summary published, the rows PostgreSQL wrote per update and the worker's
+//!   PostgreSQL time per batch.
 //! - `rule-change`: N synthetic citizens, then a new version of one rule on
 //!   `policy.rules.updated`; reports how long the fleet takes to re-evaluate every citizen the
 //!   rule covers (audit rows written, events published, the record's offset committed).
@@ -47,9 +49,12 @@ enum What {
         /// Citizens created before the measured updates.
         #[arg(long, default_value_t = 2000)]
         users: usize,
-        /// Measured profile updates.
+        /// Profile updates of the saturation phase (a paced phase sends 10 s worth, at most this).
         #[arg(long, default_value_t = 20_000)]
         updates: usize,
+        /// Offered loads, updates/s, one phase each; 0 = as fast as the broker takes them.
+        #[arg(long, value_delimiter = ',', default_value = "100,1000,0")]
+        rates: Vec<u32>,
         /// The evaluator's consumer group (whose committed offsets mark "done").
         #[arg(long)]
         group: String,
@@ -140,10 +145,10 @@ impl Env {
 }
 
 /// Sends each profile to its state's partition (the partition map), all acknowledged.
-async fn send_profiles(env: &Env, profiles: &[Json], records: Vec<Outgoing>) -> Result<()> {
+async fn send_profiles(env: &Env, profiles: &[Json], records: &[Outgoing]) -> Result<()> {
     use rdkafka::producer::FutureRecord;
     let mut pending = Vec::with_capacity(records.len());
-    for (profile, record) in profiles.iter().zip(&records) {
+    for (profile, record) in profiles.iter().zip(records) {
         let state = profile["demographics"]["state"].as_str();
         let user = profile["user_id"].as_str().unwrap_or_default();
         let partition = partition_map().partition_for(state, user);
@@ -187,8 +192,9 @@ async fn main() -> Result<()> {
         What::Bench {
             users,
             updates,
+            rates,
             group,
-        } => bench(&env, users, updates, &group).await,
+        } => bench(&env, users, updates, &rates, &group).await,
         What::RuleChange { users, rule, group } => rule_change(&env, users, &rule, &group).await,
     }
 }
@@ -260,7 +266,7 @@ async fn demo(env: &Env) -> Result<()> {
     for (title, profiles) in steps {
         println!("\n== {title}");
         let records = env.profile_records(&profiles).await?;
-        send_profiles(env, &profiles, records).await?;
+        send_profiles(env, &profiles, &records).await?;
         let mut passes = 0;
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -354,7 +360,7 @@ async fn create_citizens(
     // In slices, so that encoding and sending overlap with the fleet's work on earlier ones.
     for slice in base.chunks(10_000) {
         let records = env.profile_records(slice).await?;
-        send_profiles(env, slice, records).await?;
+        send_profiles(env, slice, &records).await?;
     }
     wait_committed(
         pool,
@@ -420,48 +426,151 @@ async fn rule_change(env: &Env, users: usize, rule: &std::path::Path, group: &st
     Ok(())
 }
 
-async fn bench(env: &Env, users: usize, updates: usize, group: &str) -> Result<()> {
+async fn bench(env: &Env, users: usize, updates: usize, rates: &[u32], group: &str) -> Result<()> {
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
     // Phase 1: every citizen's first evaluation (all schemes), not measured.
     let base = create_citizens(env, &pool, group, users).await?;
+    println!(
+        "\n{:>10} {:>8} {:>10} {:>8} {:>8} {:>8} {:>11} {:>12} {:>10}",
+        "offered/s",
+        "updates",
+        "done/s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "rows/update",
+        "pg ms/batch",
+        "batch size"
+    );
+    let mut sent = 0usize;
+    for &rate in rates {
+        let count = if rate == 0 {
+            updates
+        } else {
+            updates.min(rate as usize * 10)
+        };
+        // Updates that change income (a field many schemes read) for spread-out citizens.
+        let changed: Vec<Json> = (sent..sent + count)
+            .map(|i| {
+                let mut p = base[(i * 7919) % users].clone();
+                let income = 40_000 + ((i as u64 * 104_729) % 400_000) as i64;
+                p["economic"]["annual_income"] = income.into();
+                p
+            })
+            .collect();
+        sent += count;
+        let phase = run_phase(env, &pool, group, &changed, rate).await?;
+        println!(
+            "{:>10} {:>8} {:>10.0} {:>8} {:>8} {:>8} {:>11.1} {:>12.1} {:>10.1}",
+            if rate == 0 {
+                "max".to_string()
+            } else {
+                rate.to_string()
+            },
+            count,
+            phase.throughput,
+            phase.percentile(0.5),
+            phase.percentile(0.99),
+            phase.latencies.last().copied().unwrap_or(-1),
+            phase.rows_per_update,
+            phase.commit_ms_per_batch,
+            phase.batch_size
+        );
+    }
+    println!(
+        "(done/s: updates evaluated, published and committed per second from the first send; \
+         latency: input record sent → pass summary published, {sent} updates in all; rows: tuples \
+         PostgreSQL inserted, updated or deleted per update; pg: the worker's commit time per \
+         micro-batch)"
+    );
+    Ok(())
+}
 
-    // Phase 2: updates that change income (a field many schemes read) for random citizens.
-    let changed: Vec<Json> = (0..updates)
-        .map(|i| {
-            let mut p = base[(i * 7919) % users].clone();
-            let income = 40_000 + ((i as u64 * 104_729) % 400_000) as i64;
-            p["economic"]["annual_income"] = income.into();
-            p
-        })
-        .collect();
-    let records = env.profile_records(&changed).await?;
+struct Phase {
+    throughput: f64,
+    latencies: Vec<i64>,
+    rows_per_update: f64,
+    commit_ms_per_batch: f64,
+    batch_size: f64,
+}
+
+impl Phase {
+    fn percentile(&self, q: f64) -> i64 {
+        self.latencies
+            .get(((self.latencies.len() as f64 - 1.0) * q) as usize)
+            .copied()
+            .unwrap_or(-1)
+    }
+}
+
+/// Sends `profiles` at `rate` per second (0: all at once), waits until the worker committed them
+/// all, and measures.
+async fn run_phase(
+    env: &Env,
+    pool: &deadpool_postgres::Pool,
+    group: &str,
+    profiles: &[Json],
+    rate: u32,
+) -> Result<Phase> {
+    let records = env.profile_records(profiles).await?;
     let marks = env.ends(ELIGIBILITY_BATCH_COMPUTED)?;
-    let before = committed(&pool, group, USER_METADATA_UPDATED).await?;
+    let before = committed(pool, group, USER_METADATA_UPDATED).await?;
+    let rows_before = rows_written(pool).await?;
+    let metrics_before = worker_metrics().await;
+    let mut sent_at: HashMap<(String, String), i64> = HashMap::with_capacity(profiles.len());
     let t = Instant::now();
-    send_profiles(env, &changed, records).await?;
-    let produced = t.elapsed();
+    // Paced in 10 ms ticks; the whole phase at once when the rate is 0.
+    let per_tick = if rate == 0 {
+        profiles.len()
+    } else {
+        (rate as usize / 100).max(1)
+    };
+    for (tick, (chunk, records)) in profiles
+        .chunks(per_tick)
+        .zip(records.chunks(per_tick))
+        .enumerate()
+    {
+        if rate > 0 {
+            let due = Duration::from_secs_f64((tick * per_tick) as f64 / f64::from(rate));
+            tokio::time::sleep_until((t + due).into()).await;
+        }
+        let now = unix_ms();
+        for p in chunk {
+            let user = p["user_id"].as_str().unwrap_or_default().to_string();
+            sent_at.insert((user, engine::hash::jcs_sha256(p)), now);
+        }
+        send_profiles(env, chunk, records).await?;
+    }
     wait_committed(
-        &pool,
+        pool,
         group,
         USER_METADATA_UPDATED,
-        before + updates as i64,
+        before + profiles.len() as i64,
         t,
     )
     .await?;
     let elapsed = t.elapsed();
+    // Statistics reach pg_stat_user_tables within a second of each commit.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let rows = rows_written(pool).await? - rows_before;
+    let metrics_after = worker_metrics().await;
+    let delta = |name: &str| {
+        metrics_after.get(name).unwrap_or(&0.0) - metrics_before.get(name).unwrap_or(&0.0)
+    };
+    let batches = delta("eligibility_micro_batch_size_count");
+    let per_batch = |total: f64| {
+        if batches > 0.0 {
+            total / batches
+        } else {
+            f64::NAN
+        }
+    };
 
-    println!(
-        "{updates} profile updates: produced in {:.2}s; all evaluated, published and committed after {:.2}s → {:.0} updates/s end to end",
-        produced.as_secs_f64(),
-        elapsed.as_secs_f64(),
-        updates as f64 / elapsed.as_secs_f64()
-    );
     // Latency: each update's pass summary (eligibility.batch.computed) is stamped by the
-    // broker when the worker publishes it, just before its batch commits.
+    // worker's producer when it publishes it, just before its batch commits.
     let consumer = reader(env, &marks)?;
-    let mut latencies = Vec::with_capacity(updates);
-    let input_times = input_timestamps(env, updates).await?;
-    while latencies.len() < updates {
+    let mut latencies = Vec::with_capacity(profiles.len());
+    while latencies.len() < sent_at.len() {
         let Ok(message) = tokio::time::timeout(Duration::from_secs(5), consumer.recv()).await
         else {
             break;
@@ -473,61 +582,69 @@ async fn bench(env: &Env, users: usize, updates: usize, group: &str) -> Result<(
             .await?;
         if let (Some(out), Some(input)) = (
             message.timestamp().to_millis(),
-            input_times.get(&(e.user_id.clone(), e.input_hash.clone())),
+            sent_at.get(&(e.user_id.clone(), e.input_hash.clone())),
         ) {
             latencies.push((out - input).max(0));
         }
     }
     latencies.sort_unstable();
-    let pct = |q: f64| {
-        latencies
-            .get(((latencies.len() as f64 - 1.0) * q) as usize)
-            .copied()
-            .unwrap_or(-1)
-    };
-    println!(
-        "latency (input record → pass summary published), {} samples: p50 {} ms, p99 {} ms, max {} ms",
-        latencies.len(),
-        pct(0.5),
-        pct(0.99),
-        latencies.last().copied().unwrap_or(-1)
-    );
-    Ok(())
+    Ok(Phase {
+        throughput: profiles.len() as f64 / elapsed.as_secs_f64(),
+        latencies,
+        rows_per_update: rows as f64 / profiles.len() as f64,
+        commit_ms_per_batch: 1000.0
+            * per_batch(delta(
+                "eligibility_store_duration_seconds_sum{store=\"postgres\",op=\"commit_batch\"}",
+            )),
+        batch_size: per_batch(delta("eligibility_micro_batch_size_sum")),
+    })
 }
 
-/// The create timestamps of the last `count` records on the profile topic, by (user, input hash).
-async fn input_timestamps(env: &Env, count: usize) -> Result<HashMap<(String, String), i64>> {
-    let ends = env.ends(USER_METADATA_UPDATED)?;
-    let mut starts = TopicPartitionList::new();
-    let probe: StreamConsumer = fleet::kafka::client_config(&env.kafka)
-        .set("group.id", "fleet-traffic")
-        .create()?;
-    let mut total = 0i64;
-    for e in ends.elements() {
-        let (low, high) =
-            probe.fetch_watermarks(e.topic(), e.partition(), Duration::from_secs(10))?;
-        let from = (high - count as i64).max(low);
-        total += high - from;
-        starts.add_partition_offset(e.topic(), e.partition(), Offset::Offset(from))?;
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Tuples inserted, updated or deleted in the evaluator's tables so far.
+async fn rows_written(pool: &deadpool_postgres::Pool) -> Result<i64> {
+    let client = pool.get().await?;
+    Ok(client
+        .query_one(
+            "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
+             FROM pg_stat_user_tables
+             WHERE relname LIKE 'evaluation_passes%' OR relname IN
+                   ('current_verdicts', 'profile_current', 'profile_snapshots', 'consumer_offsets')",
+            &[],
+        )
+        .await?
+        .get(0))
+}
+
+/// The running worker's metrics (`ELIGIBILITY_HTTP_ADDR`, as scripts/fleet.sh sets it), by
+/// series; empty when they cannot be read.
+async fn worker_metrics() -> HashMap<String, f64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(addr) = std::env::var("ELIGIBILITY_HTTP_ADDR") else {
+        return HashMap::new();
+    };
+    let Ok(mut stream) = tokio::net::TcpStream::connect(&addr).await else {
+        return HashMap::new();
+    };
+    let request = format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    let mut body = String::new();
+    if stream.write_all(request.as_bytes()).await.is_err()
+        || stream.read_to_string(&mut body).await.is_err()
+    {
+        return HashMap::new();
     }
-    let consumer = fleet::kafka::assigned_consumer(&env.kafka, &starts)?;
-    let mut out = HashMap::new();
-    for _ in 0..total {
-        let Ok(Ok(message)) = tokio::time::timeout(Duration::from_secs(5), consumer.recv()).await
-        else {
-            break;
-        };
-        let payload = message.payload().unwrap_or_default();
-        // Other traffic on the shared topic (e.g. the tests' malformed records) is not ours.
-        let Ok(update) = env.codec.decode::<ProfileUpdate>(payload).await else {
-            continue;
-        };
-        let profile: Json = serde_json::from_str(&update.profile)?;
-        if let Some(ms) = message.timestamp().to_millis() {
-            out.insert((update.user_id, engine::hash::jcs_sha256(&profile)), ms);
-        }
-    }
-    Ok(out)
+    body.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            Some((series.to_string(), value.parse().ok()?))
+        })
+        .collect()
 }
 
 /// Waits until `group`'s committed offsets on `topic` add up to `target`.

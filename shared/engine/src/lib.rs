@@ -7,8 +7,7 @@
 //!   and choosing the version of each scheme in effect.
 //! - [`temporal`]: effective dates, deadlines and application windows.
 //! - [`eval`], [`gaps`], [`next_steps`], [`outcome`]: the scalar evaluator with traces, gaps,
-//!   next steps and verdicts (spec §3);
-//!   [`audit`]: the compact trace an audit row keeps.
+//!   next steps and verdicts (spec §3).
 //! - [`program`], [`columns`], [`batch`]: the compiled rule program and the CPU batch evaluator
 //!   over profiles in columns (spec §4).
 //! - [`deps`]: the field → rules dependency index behind incremental re-evaluation.
@@ -16,7 +15,6 @@
 //! - [`hash`]: SHA-256 over RFC 8785 canonical JSON.
 //! - [`transitions`]: what changed for a (user, scheme): `new_match`, `lost`, `partial_match`.
 
-pub mod audit;
 pub mod batch;
 pub mod catalogue;
 pub mod columns;

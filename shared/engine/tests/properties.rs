@@ -119,27 +119,6 @@ proptest! {
     }
 
     #[test]
-    fn the_audit_trace_is_the_full_trace_in_short(rules in rules(4), profiles in profiles(20), as_of in as_of()) {
-        for rule in &rules {
-            for profile in &profiles {
-                let Ok(full) = evaluate(&CATALOGUE, rule, profile, as_of) else { continue };
-                let short = engine::audit::AuditTrace::of(rule, profile);
-                let marks = |traces: &[engine::eval::ConditionTrace]| -> String {
-                    traces.iter().map(|t| match (t.result, t.actual) {
-                        (true, _) => '1',
-                        (false, Some(_)) => '0',
-                        (false, None) => '?',
-                    }).collect()
-                };
-                prop_assert_eq!(&short.leaves, &marks(&full.conditions_evaluated));
-                prop_assert_eq!(&short.exclusions, &marks(&full.exclusions_checked));
-                prop_assert_eq!(short.matched_conditions, full.matched_conditions);
-                prop_assert_eq!(short.total_conditions, full.total_conditions);
-            }
-        }
-    }
-
-    #[test]
     fn incremental_equals_full(rules in rules(8), before in profile_doc(), after in profile_doc(), d1 in as_of(), d2 in as_of()) {
         let refs: Vec<&Rule> = rules.iter().collect();
         let old = Profile::from_json(&CATALOGUE, &before, "before").unwrap();

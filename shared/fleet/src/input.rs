@@ -68,7 +68,13 @@ pub enum Polled {
     Shutdown,
 }
 
-/// Waits for a first record, then takes more until `max_records` or `max_wait` after the first.
+/// A batch closes once no record has arrived for this long: a quiet stream is processed at once
+/// instead of waiting out `max_wait`, while under load the records that queued up during the
+/// previous batch arrive back to back and the batch grows towards `max_records`.
+pub const QUIET_GAP: Duration = Duration::from_millis(1);
+
+/// Waits for a first record, then takes more until `max_records`, until `max_wait` after the
+/// first, or until the stream has been quiet for [`QUIET_GAP`], whichever comes first.
 pub async fn poll_batch(
     consumer: &Consumer,
     max_records: usize,
@@ -83,9 +89,10 @@ pub async fn poll_batch(
     let mut records = vec![Record::from_message(&first)];
     let deadline = tokio::time::Instant::now() + max_wait;
     while records.len() < max_records.max(1) {
+        let quiet = (tokio::time::Instant::now() + QUIET_GAP).min(deadline);
         tokio::select! {
             message = consumer.recv() => records.push(Record::from_message(&message?)),
-            _ = tokio::time::sleep_until(deadline) => break,
+            _ = tokio::time::sleep_until(quiet) => break,
         }
     }
     Ok(Polled::Records(records))

@@ -4,10 +4,16 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use postgres_native_tls::MakeTlsConnector;
 
 /// The migrations, in order. A worker expects exactly this many to be applied.
-pub const MIGRATIONS: &[(&str, &str)] = &[(
-    "0001_fleet",
-    include_str!("../../../schemas/migrations/0001_fleet.sql"),
-)];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_fleet",
+        include_str!("../../../schemas/migrations/0001_fleet.sql"),
+    ),
+    (
+        "0002_compact_audit",
+        include_str!("../../../schemas/migrations/0002_compact_audit.sql"),
+    ),
+];
 
 /// A pool over `url` (TLS as the URL's `sslmode` asks; system trust store).
 pub fn pool(url: &str, size: usize) -> anyhow::Result<Pool> {

@@ -7,7 +7,7 @@
 //! - `evaluator`: the stream worker (see [`evaluator`]); `explainer`: the explanation worker
 //!   (in the library, [`eligibility::explainer`], so that tests can drive its parts); `migrate`,
 //!   `topics create`: the set-up jobs; `schema-registry`: the local registry (development
-//!   default); `replay`: backfill.
+//!   default); `replay`: backfill; `audit verify`: re-derive recorded evaluations.
 //!
 //! Exit codes: 0 success, 1 bad input or a failed check (with a message naming the problem),
 //! 2 a usage error.
@@ -56,6 +56,9 @@ enum Command {
     SchemaRegistry(commands::services::RegistryArgs),
     /// Re-read a range of an input topic through the evaluator's pipeline (backfill).
     Replay(replay::Args),
+    /// Check recorded evaluations against their inputs.
+    #[command(subcommand)]
+    Audit(commands::audit::AuditCommand),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Topics(command) => commands::services::topics(command),
         Command::SchemaRegistry(args) => commands::services::schema_registry(args),
         Command::Replay(args) => replay::run(args),
+        Command::Audit(command) => commands::audit::run(command),
     };
     match result {
         Ok(code) => code,

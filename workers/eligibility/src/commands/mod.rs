@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod audit;
 pub mod evaluate;
 pub mod oracle;
 pub mod rules;

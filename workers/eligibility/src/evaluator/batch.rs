@@ -16,7 +16,8 @@ use fleet::topics::*;
 use serde_json::Value as Json;
 
 use super::Pipeline;
-use super::pass::{self, AuditRow, OutEvent, Trigger, UserState};
+use super::audit::PassAudit;
+use super::pass::{self, OutEvent, Trigger, UserState};
 use super::store::{self, BatchWrite};
 
 /// Processes `records`; returns the next offsets now committed in PostgreSQL.
@@ -122,7 +123,7 @@ async fn process_profiles(
     Ok(next)
 }
 
-type Attempt = (Vec<(String, UserState)>, Vec<AuditRow>, Vec<OutEvent>);
+type Attempt = (Vec<(String, UserState)>, Vec<PassAudit>, Vec<OutEvent>);
 
 /// Load, evaluate, publish, commit. Deterministic given the stored state, so a retry (or a
 /// replay after a crash) does the same thing again.
@@ -151,7 +152,9 @@ async fn attempt(
             full: w.record.topic == PROFILE_ASSEMBLED,
         };
         if let Some(out) = pass::run(&pipeline.book, &w.user_id, user, trigger, w.as_of) {
-            audit.extend(out.audit);
+            if !out.audit.is_empty() {
+                audit.push(out.audit);
+            }
             events.extend(out.events);
         }
     }
@@ -207,12 +210,13 @@ pub async fn encode_events(codec: &Codec, events: &[OutEvent]) -> anyhow::Result
     Ok(out)
 }
 
-/// Refreshes the cache for what the batch changed. A Redis failure is counted and logged, not
-/// fatal: PostgreSQL has the verdicts, and a missing entry only costs a read.
+/// Refreshes the cache for what the batch changed (only outcomes that changed, and the totals of
+/// users with any). A Redis failure is counted and logged, not fatal: PostgreSQL has the
+/// verdicts, and a missing entry only costs a read.
 pub async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
     let mut puts = Vec::new();
     let mut deletes = Vec::new();
-    for (user_id, user) in users {
+    for (user_id, user) in users.iter().filter(|(_, u)| !u.touched.is_empty()) {
         for scheme in &user.touched {
             let key = fleet::cache::verdict_key(user_id, scheme);
             match user.verdicts.get(scheme) {
@@ -260,7 +264,7 @@ pub fn record_metrics(
     pipeline: &Pipeline,
     records: &[Record],
     rejected: &[Rejected],
-    audit: &[AuditRow],
+    audit: &[PassAudit],
     events: &[OutEvent],
 ) {
     for record in records {
@@ -271,8 +275,8 @@ pub fn record_metrics(
             .increment(1);
         tracing::warn!(source = %r.record.source(), code = r.code, reason = %r.reason, "dead-lettered");
     }
-    for row in audit {
-        let label = match row.verdict {
+    for (_, outcome) in audit.iter().flat_map(PassAudit::evaluations) {
+        let label = match outcome.verdict {
             Verdict::Eligible => "eligible",
             Verdict::PartialMatch => "partial_match",
             Verdict::NotEligible => "not_eligible",
@@ -290,7 +294,10 @@ pub fn record_metrics(
     stats
         .dead_lettered
         .fetch_add(rejected.len() as u64, Relaxed);
-    stats.evaluations.fetch_add(audit.len() as u64, Relaxed);
+    stats.evaluations.fetch_add(
+        audit.iter().map(PassAudit::len).sum::<usize>() as u64,
+        Relaxed,
+    );
     stats.events.fetch_add(events.len() as u64, Relaxed);
     metrics::histogram!(m::MICRO_BATCH_SIZE).record(records.len() as f64);
     metrics::gauge!(m::LAST_PROGRESS).set(m::unix_now());

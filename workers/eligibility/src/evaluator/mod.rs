@@ -1,7 +1,8 @@
 //! `eligibility evaluator`: the stream worker (DESIGN.md "Data flow").
 //!
 //! - [`rulebook`], [`rules_store`]: the rules in effect, from PostgreSQL.
-//! - [`pass`]: one user's pass (pure): what to re-evaluate, transitions, audit rows.
+//! - [`pass`]: one user's pass (pure): what to re-evaluate, transitions, what to store.
+//! - [`audit`]: a pass's packed audit record.
 //! - [`store`]: the user state read before a micro-batch and the one transaction after it.
 //! - [`batch`]: one micro-batch end to end; [`rule_change`]: `policy.rules.updated` and
 //!   `scheme.deadline.approaching`, which re-evaluate many users.
@@ -12,6 +13,7 @@
 //! commits; offsets resume from PostgreSQL, so a crash can repeat an event (same idempotency
 //! key) but never lose one, and a repeated batch writes nothing new.
 
+pub mod audit;
 pub mod batch;
 pub mod lag;
 pub mod pass;
@@ -27,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use deadpool_postgres::Pool;
-use engine::{Catalogue, RuleSet};
+use engine::Catalogue;
 use fleet::avro::Codec;
 use fleet::cache::Cache;
 use fleet::config::Config;
@@ -190,8 +192,8 @@ impl Pipeline {
 
 async fn load_book(pool: &Pool) -> anyhow::Result<RuleBook> {
     let catalogue = Catalogue::bundled();
-    let (revision, rules): (i64, RuleSet) = rules_store::load(pool, &catalogue).await?;
-    Ok(RuleBook::new(catalogue, rules, revision))
+    let loaded = rules_store::load(pool, &catalogue).await?;
+    RuleBook::new(catalogue, loaded)
 }
 
 /// Runs the evaluator until shutdown.

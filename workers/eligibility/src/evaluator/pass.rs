@@ -1,19 +1,21 @@
-//! One pass over one user (spec §3–4): pick the rules to re-evaluate, evaluate them (with full
-//! traces wherever gaps may exist), compare with the last known outcomes, and say what to store
-//! and what to publish. Audit rows keep the compact trace (`engine::audit`).
+//! One pass over one user (docs/fleet.md "One micro-batch"): pick the rules to re-evaluate, take
+//! their verdicts and scores from the compiled program (or the caller's batch engine), derive
+//! gaps with a traced evaluation only where there can be any (not ELIGIBLE), compare with the
+//! last known outcomes, and say what to store and what to publish. Only outcomes that changed
+//! are stored again; every evaluation goes into the pass's packed audit record.
 //! No I/O: the caller loads the user's state before and writes the output after, so a pass
 //! over the same state and input always gives the same output.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use engine::audit::AuditTrace;
 use engine::temporal::applicability;
 use engine::transitions::{Cause, Known, Transition, compare};
 use engine::{Date, Outcome, Profile, Verdict};
 use fleet::events::*;
 use serde_json::Value as Json;
 
+use super::audit::PassAudit;
 use super::rulebook::RuleBook;
 
 /// Where a profile came from (replays of older records must not move a user back in time).
@@ -62,23 +64,6 @@ pub struct UserState {
     pub profile_touched: bool,
     /// Every profile this batch evaluated (input hash, JSON): audit rows point at them.
     pub snapshots: Vec<(String, Json)>,
-}
-
-/// One row of `evaluation_audit_log`.
-#[derive(Debug, Clone)]
-pub struct AuditRow {
-    pub evaluation_id: String,
-    pub as_of: Date,
-    pub user_id: String,
-    pub scheme_id: String,
-    pub rule_id: String,
-    pub rule_version: u32,
-    pub rule_hash: String,
-    pub input_hash: String,
-    pub verdict: Verdict,
-    pub score: u8,
-    pub conditions_result: String,
-    pub evaluation_us: i32,
 }
 
 /// An event to publish, keyed by user.
@@ -134,9 +119,10 @@ impl OutEvent {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PassOutput {
-    pub audit: Vec<AuditRow>,
+    /// Every evaluation of the pass (empty when nothing needed re-evaluating).
+    pub audit: PassAudit,
     pub events: Vec<OutEvent>,
     /// (user, rule) pairs where the batch evaluator's outcome differs from the traced one: a
     /// defect, never stored.
@@ -157,9 +143,8 @@ pub enum Trigger<'a> {
         /// Only these schemes (a rule change, a deadline); others keep their verdicts unless
         /// their rule version or applicability moved.
         schemes: &'a BTreeSet<String>,
-        /// The CPU batch evaluator's outcomes for this user, by rule index in the book: the
-        /// verdicts stored for those rules. A traced evaluation runs only where gaps may exist
-        /// (anything but ELIGIBLE before and after) and must agree with them.
+        /// The batch engine's outcomes for this user, by rule index in the book: the verdicts
+        /// stored for those rules (other rules the pass needs are evaluated here).
         batch: &'a [(usize, Outcome)],
     },
 }
@@ -242,15 +227,22 @@ pub fn run(
     let reading = book.reading(&changed_fields);
     let candidates = book.candidates(state.as_deref(), as_of);
     let input_hash = profile.input_snapshot_hash.clone();
-    let mut out = PassOutput::default();
+    let mut out = PassOutput {
+        audit: PassAudit::new(user_id, as_of, &input_hash, book.revision),
+        events: Vec::new(),
+        disagreements: Vec::new(),
+    };
     let mut evaluated_schemes = BTreeSet::new();
     let mut results = Vec::new();
+    let started = Instant::now();
 
+    // The rules to re-evaluate, and why.
+    let mut needed = Vec::new();
     for &index in &candidates {
         let rule = book.rule(index);
         evaluated_schemes.insert(rule.scheme_id.clone());
         let stored = user.verdicts.get(&rule.scheme_id);
-        let needed = match stored {
+        let wanted = match stored {
             None => true,
             Some(s) => {
                 s.rule_id != rule.rule_id
@@ -259,7 +251,7 @@ pub fn run(
                     || applicability(rule, s.as_of) != applicability(rule, as_of)
             }
         };
-        if !needed {
+        if !wanted {
             continue;
         }
         let cause = match stored {
@@ -267,63 +259,70 @@ pub fn run(
             _ if only.is_some() => Cause::RuleChanged,
             _ => Cause::ProfileChanged,
         };
+        needed.push((index, cause));
+    }
+    let outcomes = book.outcomes_of(
+        &profile,
+        as_of,
+        needed.iter().map(|&(index, _)| index),
+        batch,
+    );
+
+    for (&(index, cause), outcome) in needed.iter().zip(outcomes) {
+        let rule = book.rule(index);
+        let stored = user.verdicts.get(&rule.scheme_id);
+        if outcome == Outcome::NOT_APPLICABLE {
+            // In effect by dates but not applicable (deadline passed, window closed).
+            leave(
+                user_id,
+                user,
+                &rule.scheme_id,
+                Cause::RuleExpired,
+                &input_hash,
+                as_of,
+                &mut out,
+            );
+            continue;
+        }
+        out.audit.push(book.key(index), outcome);
         let previous = stored.map(|s| s.known.clone());
-        let batch_outcome = batch.iter().find(|(i, _)| *i == index).map(|&(_, o)| o);
-        let started = Instant::now();
-        let (current, evaluation_id) = match (batch_outcome, &previous) {
-            // ELIGIBLE before and after with the same score: an ELIGIBLE outcome has no gaps
-            // (a property test holds it), so the batch outcome is the whole outcome.
-            (Some(o), Some(p))
-                if o.verdict == Verdict::Eligible
-                    && p.verdict == o.verdict
-                    && p.score == o.score =>
-            {
-                let known = Known {
-                    verdict: o.verdict,
-                    score: o.score,
-                    gaps: Vec::new(),
-                };
-                let id = engine::eval::evaluation_id(rule, &input_hash, as_of);
-                (known, id)
-            }
-            _ => {
-                let Ok(evaluation) = engine::evaluate(&book.catalogue, rule, &profile, as_of)
-                else {
-                    // In effect by dates but not applicable (deadline passed, window closed).
-                    if let Some(o) = batch_outcome.filter(|&o| o != Outcome::NOT_APPLICABLE) {
+        let (current, evaluation_id) = if outcome.verdict == Verdict::Eligible {
+            // An ELIGIBLE outcome has no gaps (a property test holds it): the verdict and score
+            // are the whole outcome, and no trace is needed.
+            let known = Known {
+                verdict: outcome.verdict,
+                score: outcome.score,
+                gaps: Vec::new(),
+            };
+            (known, engine::eval::evaluation_id(rule, &input_hash, as_of))
+        } else {
+            match engine::evaluate(&book.catalogue, rule, &profile, as_of) {
+                Ok(evaluation) => {
+                    if evaluation.outcome() != outcome {
                         out.disagreements.push(format!(
-                            "{user_id} × {}: the CPU batch evaluator gives {o:?}, the traced evaluation finds the rule not applicable",
-                            rule.rule_id
+                            "{user_id} × {}: the compiled evaluator gives {outcome:?}, the traced evaluation {:?}",
+                            rule.rule_id,
+                            evaluation.outcome()
                         ));
                     }
-                    leave(
-                        user_id,
-                        user,
-                        &rule.scheme_id,
-                        Cause::RuleExpired,
-                        &input_hash,
-                        as_of,
-                        &mut out,
-                    );
-                    continue;
-                };
-                if let Some(o) = batch_outcome.filter(|&o| o != evaluation.outcome()) {
-                    out.disagreements.push(format!(
-                        "{user_id} × {}: the CPU batch evaluator gives {o:?}, the traced evaluation {:?}",
-                        rule.rule_id,
-                        evaluation.outcome()
-                    ));
+                    let known = Known {
+                        verdict: evaluation.verdict,
+                        score: evaluation.match_score,
+                        gaps: gap_summaries(&evaluation),
+                    };
+                    (known, evaluation.evaluation_id)
                 }
-                let known = Known {
-                    verdict: evaluation.verdict,
-                    score: evaluation.match_score,
-                    gaps: gap_summaries(&evaluation),
-                };
-                (known, evaluation.evaluation_id)
+                Err(_) => {
+                    out.disagreements.push(format!(
+                        "{user_id} × {}: the compiled evaluator gives {outcome:?}, the traced evaluation finds the rule not applicable",
+                        rule.rule_id
+                    ));
+                    continue;
+                }
             }
         };
-        let elapsed_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
         let (changed, transitions) = compare(previous.as_ref(), Some(&current), cause);
+        let rule_moved = stored.is_none_or(|s| s.rule_id != rule.rule_id);
         let key = idempotency_key(user_id, &rule.scheme_id, rule.version, &input_hash);
         let benefit = rule
             .benefit_estimate
@@ -391,38 +390,28 @@ pub fn run(
                 }
             }
         }
-        out.audit.push(AuditRow {
-            evaluation_id: evaluation_id.clone(),
-            as_of,
-            user_id: user_id.to_string(),
-            scheme_id: rule.scheme_id.clone(),
-            rule_id: rule.rule_id.clone(),
-            rule_version: rule.version,
-            rule_hash: rule.rule_hash.clone(),
-            input_hash: input_hash.clone(),
-            verdict: current.verdict,
-            score: current.score,
-            conditions_result: serde_json::to_string(&AuditTrace::of(rule, &profile))
-                .expect("serialisable"),
-            evaluation_us: elapsed_us,
-        });
         results.push(SchemeResult {
             scheme_id: rule.scheme_id.clone(),
             verdict: current.verdict.name().to_string(),
             match_score: i32::from(current.score),
         });
-        user.verdicts.insert(
-            rule.scheme_id.clone(),
-            StoredVerdict {
-                rule_id: rule.rule_id.clone(),
-                rule_version: rule.version,
-                known: current,
-                evaluation_id: evaluation_id.clone(),
-                as_of,
-            },
-        );
-        user.touched.insert(rule.scheme_id.clone());
+        // Write only what changed: an unchanged outcome keeps its stored row (and the
+        // evaluation that produced it), so it costs no upsert and no cache write.
+        if changed || rule_moved {
+            user.verdicts.insert(
+                rule.scheme_id.clone(),
+                StoredVerdict {
+                    rule_id: rule.rule_id.clone(),
+                    rule_version: rule.version,
+                    known: current,
+                    evaluation_id,
+                    as_of,
+                },
+            );
+            user.touched.insert(rule.scheme_id.clone());
+        }
     }
+    out.audit.evaluation_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
 
     // Schemes the user held a verdict for that no longer apply: expired, or another state's.
     let gone: Vec<String> = user
@@ -506,5 +495,238 @@ fn leave(
             input_hash: input_hash.to_string(),
             as_of: as_of.to_string(),
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::LazyLock;
+
+    use engine::{Catalogue, RuleSet};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::evaluator::rules_store::Loaded;
+
+    static BOOK: LazyLock<RuleBook> = LazyLock::new(|| {
+        let catalogue = Catalogue::bundled();
+        let rules = RuleSet::bundled(&catalogue).expect("the bundled corpus is valid");
+        let keys: HashMap<String, i32> = rules
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.rule_id.clone(), i as i32 + 1))
+            .collect();
+        RuleBook::new(
+            catalogue,
+            Loaded {
+                revision: 1,
+                rules,
+                keys,
+            },
+        )
+        .expect("every rule has a key")
+    });
+
+    const STATES: &[&str] = &[
+        "karnataka",
+        "tamil_nadu",
+        "bihar",
+        "uttar_pradesh",
+        "kerala",
+    ];
+    const DOCUMENTS: &[&str] = &["aadhaar", "voter_id", "ration_card", "bank_passbook"];
+
+    /// One citizen's profile; `None` fields are absent (unknown to the engine).
+    fn profile() -> impl Strategy<Value = Json> {
+        (
+            (
+                prop::option::of(0i64..100),
+                0usize..STATES.len(),
+                any::<bool>(),
+            ),
+            (
+                prop::option::of(0i64..600_000),
+                prop::option::of(any::<bool>()),
+                prop::sample::subsequence(DOCUMENTS, 0..=DOCUMENTS.len()),
+            ),
+            (
+                prop::option::of(any::<bool>()),
+                prop::option::of(prop::sample::select(vec!["female", "male"])),
+            ),
+        )
+            .prop_map(
+                |((age, state, rural), (income, bpl, documents), (employee, gender))| {
+                    let mut p = json!({
+                        "user_id": "u1",
+                        "identity": {"verified_documents": documents},
+                        "demographics": {"state": STATES[state],
+                                         "urban_rural": if rural { "rural" } else { "urban" }},
+                        "economic": {},
+                        "family": {},
+                        "eligibility": {"active_schemes": []},
+                    });
+                    if let Some(age) = age {
+                        p["identity"]["age"] = age.into();
+                    }
+                    if let Some(gender) = gender {
+                        p["identity"]["gender"] = gender.into();
+                    }
+                    if let Some(income) = income {
+                        p["economic"]["annual_income"] = income.into();
+                    }
+                    if let Some(bpl) = bpl {
+                        p["economic"]["bpl_status"] = bpl.into();
+                    }
+                    if let Some(employee) = employee {
+                        p["economic"]["is_government_employee"] = employee.into();
+                    }
+                    p
+                },
+            )
+    }
+
+    /// What the store holds for the user between batches: the rows a batch writes are those it
+    /// touched, nothing else.
+    #[derive(Default)]
+    struct Store {
+        profile: Option<StoredProfile>,
+        verdicts: BTreeMap<String, StoredVerdict>,
+    }
+
+    impl Store {
+        fn load(&self) -> UserState {
+            UserState {
+                profile: self.profile.clone(),
+                verdicts: self.verdicts.clone(),
+                ..UserState::default()
+            }
+        }
+
+        fn commit(&mut self, user: &UserState) {
+            for scheme in &user.touched {
+                match user.verdicts.get(scheme) {
+                    Some(v) => self.verdicts.insert(scheme.clone(), v.clone()),
+                    None => self.verdicts.remove(scheme),
+                };
+            }
+            if user.profile_touched {
+                self.profile = user.profile.clone();
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Writing only the outcomes that changed loses nothing: after any stream of updates,
+        /// the stored verdicts are exactly a full evaluation of the last profile.
+        #[test]
+        fn the_stored_state_after_a_stream_equals_a_full_re_evaluation(
+            stream in prop::collection::vec((profile(), 0i64..400), 1..6),
+        ) {
+            let book = &*BOOK;
+            let mut store = Store::default();
+            let mut day = Date::parse("2024-01-01").unwrap().day_number();
+            let mut last = None;
+            for (offset, (json, days_later)) in stream.into_iter().enumerate() {
+                day += days_later;
+                let as_of = Date::from_day_number(day).unwrap();
+                let profile = Profile::from_json(&book.catalogue, &json, "stream").unwrap();
+                let trigger = Trigger::Profile {
+                    profile: profile.clone(),
+                    json,
+                    position: Position { topic: "t".into(), partition: 0, offset: offset as i64 },
+                    full: false,
+                };
+                let mut user = store.load();
+                let out = run(book, "u1", &mut user, trigger, as_of).expect("a newer record");
+                prop_assert!(out.disagreements.is_empty(), "{:?}", out.disagreements);
+                store.commit(&user);
+                last = Some((profile, as_of));
+            }
+            let (profile, as_of) = last.unwrap();
+            let state = state_of(book, &profile);
+            let mut expected = BTreeMap::new();
+            for index in book.candidates(state.as_deref(), as_of) {
+                let rule = book.rule(index);
+                if let Ok(e) = engine::evaluate(&book.catalogue, rule, &profile, as_of) {
+                    expected.insert(
+                        rule.scheme_id.clone(),
+                        (rule.rule_id.clone(), e.verdict, e.match_score, gap_summaries(&e)),
+                    );
+                }
+            }
+            let stored: BTreeMap<_, _> = store
+                .verdicts
+                .iter()
+                .map(|(scheme, v)| {
+                    (
+                        scheme.clone(),
+                        (v.rule_id.clone(), v.known.verdict, v.known.score, v.known.gaps.clone()),
+                    )
+                })
+                .collect();
+            prop_assert_eq!(stored, expected);
+        }
+    }
+
+    #[test]
+    fn an_unchanged_outcome_is_audited_but_not_written_again() {
+        let book = &*BOOK;
+        let as_of = Date::parse("2025-01-15").unwrap();
+        let base = json!({
+            "user_id": "u1",
+            "identity": {"age": 70, "verified_documents": ["aadhaar"]},
+            "demographics": {"state": "karnataka"},
+            "economic": {"annual_income": 50_000, "bpl_status": true},
+            "family": {}, "eligibility": {"active_schemes": []},
+        });
+        let mut store = Store::default();
+        let mut passes = Vec::new();
+        for (offset, income) in [50_000, 50_001].into_iter().enumerate() {
+            let mut json = base.clone();
+            json["economic"]["annual_income"] = income.into();
+            let profile = Profile::from_json(&book.catalogue, &json, "t").unwrap();
+            let mut user = store.load();
+            let trigger = Trigger::Profile {
+                profile,
+                json,
+                position: Position {
+                    topic: "t".into(),
+                    partition: 0,
+                    offset: offset as i64,
+                },
+                full: false,
+            };
+            let out = run(book, "u1", &mut user, trigger, as_of).unwrap();
+            store.commit(&user);
+            passes.push((out, user.touched.len()));
+        }
+        let (first, first_touched) = &passes[0];
+        let (second, second_touched) = &passes[1];
+        assert_eq!(
+            *first_touched,
+            first.audit.len(),
+            "a new user: every verdict is written"
+        );
+        assert!(second.audit.len() > 0, "income is read by several schemes");
+        // Outcomes whose gaps mention the income change; the others are audited only.
+        assert!(
+            *second_touched < second.audit.len(),
+            "{second_touched} written of {} evaluated",
+            second.audit.len()
+        );
+        let computed = second
+            .events
+            .iter()
+            .filter(|e| matches!(e, OutEvent::Computed(_)))
+            .count();
+        assert_eq!(
+            computed, *second_touched,
+            "a computed event per changed outcome"
+        );
     }
 }

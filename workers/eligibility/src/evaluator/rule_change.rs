@@ -22,6 +22,7 @@ use fleet::topics::*;
 use kernels::engine_select::EngineUsed;
 
 use super::Pipeline;
+use super::audit::PassAudit;
 use super::batch::{encode_events, record_metrics, write_cache};
 use super::pass::{self, Trigger};
 use super::rules_store;
@@ -296,7 +297,7 @@ async fn reevaluate_scheme(
 
 type Page = (
     Vec<(String, pass::UserState)>,
-    Vec<pass::AuditRow>,
+    Vec<PassAudit>,
     Vec<pass::OutEvent>,
 );
 
@@ -325,7 +326,9 @@ async fn reevaluate_page(
             batch: batch.get(user_id).map_or(&[], Vec::as_slice),
         };
         if let Some(out) = pass::run(&pipeline.book, user_id, user, trigger, as_of) {
-            audit.extend(out.audit);
+            if !out.audit.is_empty() {
+                audit.push(out.audit);
+            }
             events.extend(out.events);
             disagreements.extend(out.disagreements);
         }

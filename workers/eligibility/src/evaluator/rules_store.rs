@@ -1,6 +1,8 @@
 //! Rule versions in PostgreSQL (`eligibility_rules`): seeding from the bundled corpus, loading,
 //! and storing a new version from `policy.rules.updated`.
 
+use std::collections::HashMap;
+
 use deadpool_postgres::Pool;
 use engine::{Catalogue, Rule, RuleSet};
 use fleet::metrics::time_store;
@@ -81,14 +83,22 @@ pub async fn bump(tx: &deadpool_postgres::Transaction<'_>) -> anyhow::Result<()>
     Ok(())
 }
 
+/// The rules a worker holds: the revision they were loaded at, the rule set, and each rule's
+/// `rule_key` (by rule id), which packed audit outcomes name rules by.
+pub struct Loaded {
+    pub revision: i64,
+    pub rules: RuleSet,
+    pub keys: HashMap<String, i32>,
+}
+
 /// Loads every active rule, validated again (a row edited by hand cannot slip through).
-pub async fn load(pool: &Pool, catalogue: &Catalogue) -> anyhow::Result<(i64, RuleSet)> {
+pub async fn load(pool: &Pool, catalogue: &Catalogue) -> anyhow::Result<Loaded> {
     let client = pool.get().await?;
     let rows = time_store(
         "postgres",
         "load_rules",
         client.query(
-            "SELECT rule_id, rule_yaml, (SELECT revision FROM rules_revision)
+            "SELECT rule_id, rule_yaml, (SELECT revision FROM rules_revision), rule_key
              FROM eligibility_rules WHERE is_active ORDER BY scheme_id, rule_version",
             &[],
         ),
@@ -104,7 +114,12 @@ pub async fn load(pool: &Pool, catalogue: &Catalogue) -> anyhow::Result<(i64, Ru
             )
         })
         .collect();
-    let set = RuleSet::from_documents(catalogue, &documents)
+    let rules = RuleSet::from_documents(catalogue, &documents)
         .map_err(|report| anyhow::anyhow!("stored rules are invalid:\n{report}"))?;
-    Ok((revision, set))
+    let keys = rows.iter().map(|r| (r.get(0), r.get(3))).collect();
+    Ok(Loaded {
+        revision,
+        rules,
+        keys,
+    })
 }

@@ -1,5 +1,5 @@
 //! The evaluator's PostgreSQL reads and writes: user state before a batch, and one transaction
-//! after it (audit rows, current verdicts, snapshots, offsets). Every write is keyed
+//! after it (pass audit records, changed verdicts, snapshots, offsets). Every write is keyed
 //! deterministically, so writing a replayed batch again changes nothing.
 
 use std::collections::{BTreeSet, HashMap};
@@ -11,7 +11,8 @@ use fleet::events::GapSummary;
 use fleet::metrics::time_store;
 use serde_json::Value as Json;
 
-use super::pass::{AuditRow, Position, StoredProfile, StoredVerdict, UserState};
+use super::audit::PassAudit;
+use super::pass::{Position, StoredProfile, StoredVerdict, UserState};
 
 fn date(text: &str) -> anyhow::Result<Date> {
     Date::parse(text).ok_or_else(|| anyhow::anyhow!("stored date {text:?} is not YYYY-MM-DD"))
@@ -92,7 +93,7 @@ pub async fn load_users(
 /// Everything one micro-batch writes.
 #[derive(Default)]
 pub struct BatchWrite<'a> {
-    pub audit: Vec<AuditRow>,
+    pub audit: Vec<PassAudit>,
     pub users: Vec<(&'a str, &'a UserState)>,
     /// (topic, partition) → next offset to process.
     pub offsets: HashMap<(String, i32), i64>,
@@ -109,8 +110,11 @@ pub async fn commit_batch(pool: &Pool, group: &str, batch: &BatchWrite<'_>) -> a
             .map(|a| format!("{:04}-{:02}-01", a.as_of.year(), a.as_of.month()))
             .collect();
         for month in months {
-            tx.execute("SELECT ensure_audit_partition($1::text::date)", &[&month])
-                .await?;
+            tx.execute(
+                "SELECT ensure_month_partition('evaluation_passes', $1::text::date)",
+                &[&month],
+            )
+            .await?;
         }
         write_profiles(&tx, &batch.users).await?;
         write_audit(&tx, &batch.audit).await?;
@@ -186,38 +190,66 @@ async fn write_profiles(
     Ok(())
 }
 
+/// The passes' audit records: binary `COPY` into a per-session staging table, then one insert
+/// that skips passes already on record (a replay, a re-run rule change). `COPY` cannot skip
+/// conflicts itself, and row-by-row inserts were the fleet's bottleneck (docs/fleet.md).
 async fn write_audit(
     tx: &deadpool_postgres::Transaction<'_>,
-    audit: &[AuditRow],
+    audit: &[PassAudit],
 ) -> anyhow::Result<()> {
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::Type;
     if audit.is_empty() {
         return Ok(());
     }
-    let col = |f: &dyn Fn(&AuditRow) -> String| audit.iter().map(f).collect::<Vec<String>>();
-    let ids = col(&|a| a.evaluation_id.clone());
-    let dates = col(&|a| a.as_of.to_string());
-    let users = col(&|a| a.user_id.clone());
-    let schemes = col(&|a| a.scheme_id.clone());
-    let rules = col(&|a| a.rule_id.clone());
-    let rule_hashes = col(&|a| a.rule_hash.clone());
-    let input_hashes = col(&|a| a.input_hash.clone());
-    let verdicts = col(&|a| a.verdict.name().to_string());
-    let results = col(&|a| a.conditions_result.clone());
-    let versions: Vec<i32> = audit.iter().map(|a| a.rule_version as i32).collect();
-    let scores: Vec<i16> = audit.iter().map(|a| i16::from(a.score)).collect();
-    let micros: Vec<i32> = audit.iter().map(|a| a.evaluation_us).collect();
+    tx.batch_execute(
+        "CREATE TEMP TABLE IF NOT EXISTS pass_staging (
+             user_id TEXT, as_of_day INT4, pass_id BYTEA, input_hash TEXT, rules_revision INT8,
+             outcomes BYTEA, evaluation_us INT4) ON COMMIT DELETE ROWS",
+    )
+    .await?;
+    let sink = tx
+        .copy_in(
+            "COPY pass_staging (user_id, as_of_day, pass_id, input_hash, rules_revision, outcomes,
+                                evaluation_us) FROM STDIN (FORMAT binary)",
+        )
+        .await?;
+    let types = [
+        Type::TEXT,
+        Type::INT4,
+        Type::BYTEA,
+        Type::TEXT,
+        Type::INT8,
+        Type::BYTEA,
+        Type::INT4,
+    ];
+    let writer = std::pin::pin!(BinaryCopyInWriter::new(sink, &types));
+    let mut writer = writer;
+    for pass in audit {
+        let day = i32::try_from(pass.as_of.day_number())?;
+        let id = pass.pass_id();
+        writer
+            .as_mut()
+            .write(&[
+                &pass.user_id,
+                &day,
+                &&id[..],
+                &pass.input_hash,
+                &pass.rules_revision,
+                &pass.outcomes,
+                &pass.evaluation_us,
+            ])
+            .await?;
+    }
+    writer.finish().await?;
     tx.execute(
-        "INSERT INTO evaluation_audit_log (evaluation_id, as_of, user_id, scheme_id, rule_id,
-             rule_version, rule_hash, input_hash, verdict, match_score, conditions_result, evaluation_us)
-         SELECT e::uuid, d::date, u, s, r, v, rh, ih, vd, sc, cr::jsonb, us
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
-                     $7::text[], $8::text[], $9::text[], $10::smallint[], $11::text[], $12::int[])
-              AS x(e, d, u, s, r, v, rh, ih, vd, sc, cr, us)
+        "INSERT INTO evaluation_passes (user_id, as_of, pass_id, input_hash, rules_revision,
+                                        outcomes, evaluation_us)
+         SELECT user_id, DATE '1970-01-01' + as_of_day, encode(pass_id, 'hex')::uuid, input_hash,
+                rules_revision, outcomes, evaluation_us
+         FROM pass_staging
          ON CONFLICT DO NOTHING",
-        &[
-            &ids, &dates, &users, &schemes, &rules, &versions, &rule_hashes, &input_hashes,
-            &verdicts, &scores, &results, &micros,
-        ],
+        &[],
     )
     .await?;
     Ok(())
