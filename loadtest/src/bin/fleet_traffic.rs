@@ -614,7 +614,7 @@ async fn rows_written(pool: &deadpool_postgres::Pool) -> Result<i64> {
             "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
              FROM pg_stat_user_tables
              WHERE relname LIKE 'evaluation_passes%' OR relname IN
-                   ('current_verdicts', 'profile_current', 'profile_snapshots', 'consumer_offsets')",
+                   ('user_verdicts', 'profile_current', 'profile_snapshots', 'consumer_offsets')",
             &[],
         )
         .await?

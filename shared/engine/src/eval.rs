@@ -438,6 +438,32 @@ impl Evaluation<'_> {
     }
 }
 
+/// The outcome and the gaps, exactly as [`evaluate`] gives them, without the rest of the trace
+/// (condition traces, needed fields, next steps, the evaluation id): what a worker keeps with a
+/// stored verdict. The caller has checked that the rule applies on `as_of`.
+pub fn outcome_with_gaps<'a>(
+    catalogue: &'a Catalogue,
+    rule: &'a Rule,
+    profile: &'a Profile,
+    as_of: Date,
+) -> (Outcome, Vec<Gap<'a>>) {
+    let (truths, numerator) = NodeTruths::record(&rule.eligibility, profile, &mut |_, _| {});
+    let score = match_score(numerator, rule.eligibility.denominator());
+    let exclusions = Exclusions::from_truths(
+        rule.exclusions
+            .iter()
+            .map(|l| leaf_truth(l, profile.get(l.field))),
+    );
+    let outcome = Outcome {
+        verdict: verdict(truths.truth(0), score, exclusions),
+        score,
+    };
+    (
+        outcome,
+        collect_gaps(catalogue, rule, profile, &truths, as_of),
+    )
+}
+
 /// Evaluates with the full trace. A rule that does not apply on `as_of` gives no evaluation: the
 /// error says why.
 pub fn evaluate<'a>(

@@ -28,6 +28,19 @@ pub enum GapKind {
     Exclusion,
 }
 
+impl GapKind {
+    /// The name as serialized (`gap_kind` in evaluations and events).
+    pub fn name(self) -> &'static str {
+        match self {
+            GapKind::Threshold => "threshold",
+            GapKind::MissingData => "missing_data",
+            GapKind::Category => "category",
+            GapKind::Document => "document",
+            GapKind::Exclusion => "exclusion",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Gap<'a> {
     pub path: &'a str,
@@ -431,4 +444,85 @@ fn words(f: &mut fmt::Formatter<'_>, code: &str) -> fmt::Result {
         f.write_str(part)?;
     }
     Ok(())
+}
+
+/// A stable 64-bit digest of what a list of gaps says (FNV-1a over each gap's condition, kind,
+/// negation, the citizen's value and the estimated date: everything its summary and text are made
+/// of), so a worker can tell whether a stored outcome's gaps changed without writing their texts.
+/// Equal summaries give equal digests; different ones differ but for a 2^-64 chance. The hash is
+/// spelled out here, not taken from `std`, because stored digests must not change with the
+/// compiler.
+pub fn fingerprint(gaps: &[Gap]) -> u64 {
+    let mut hash = Fnv1a::default();
+    for gap in gaps {
+        hash.write(gap.path.as_bytes());
+        hash.write(&[0xff, gap.gap_kind as u8, u8::from(gap.negated)]);
+        match gap.actual {
+            None => hash.write(&[0]),
+            Some(FieldValue::Scalar(scalar)) => write_scalar(&mut hash, scalar),
+            Some(FieldValue::List(items)) => {
+                hash.write(&[6]);
+                for item in items {
+                    hash.write(item.as_bytes());
+                    hash.write(&[0xff]);
+                }
+            }
+        }
+        if let Some(date) = gap.estimated_eligibility_date {
+            hash.write(&date.day_number().to_le_bytes());
+        }
+        hash.write(&[0xfe]);
+    }
+    hash.0
+}
+
+fn write_scalar(hash: &mut Fnv1a, scalar: &Scalar) {
+    match scalar {
+        Scalar::Int(i) => {
+            hash.write(&[1]);
+            hash.write(&i.to_le_bytes());
+        }
+        Scalar::Num(n) => {
+            hash.write(&[2]);
+            hash.write(&n.to_bits().to_le_bytes());
+        }
+        Scalar::Bool(b) => hash.write(&[3, u8::from(*b)]),
+        Scalar::Str(text) => {
+            hash.write(&[4]);
+            hash.write(text.as_bytes());
+        }
+        Scalar::Date(d) => {
+            hash.write(&[5]);
+            hash.write(&d.day_number().to_le_bytes());
+        }
+    }
+}
+
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Fnv1a {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv1a {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GapKind;
+
+    #[test]
+    fn gap_kind_names_are_their_serialized_form() {
+        use GapKind::*;
+        for kind in [Threshold, MissingData, Category, Document, Exclusion] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.name());
+        }
+    }
 }

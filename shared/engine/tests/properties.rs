@@ -119,6 +119,39 @@ proptest! {
     }
 
     #[test]
+    fn the_outcome_with_gaps_is_that_of_the_full_trace(rules in rules(4), profiles in profiles(20), as_of in as_of()) {
+        for rule in &rules {
+            for profile in &profiles {
+                let Ok(full) = evaluate(&CATALOGUE, rule, profile, as_of) else { continue };
+                let (outcome, gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, profile, as_of);
+                prop_assert_eq!(outcome, full.outcome());
+                prop_assert_eq!(serde_json::to_value(&gaps).unwrap(), serde_json::to_value(&full.gaps).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn gaps_that_read_differently_have_different_fingerprints(rules in rules(4), profiles in profiles(12), as_of in as_of()) {
+        use engine::gaps::fingerprint;
+        for rule in &rules {
+            let evaluated: Vec<_> = profiles.iter().filter_map(|p| evaluate(&CATALOGUE, rule, p, as_of).ok()).collect();
+            let summary = |gaps: &[engine::gaps::Gap]| -> Vec<(String, String, String, Option<String>)> {
+                gaps.iter().map(|g| (g.field.to_string(), g.gap_kind.name().to_string(), g.gap_description.to_string(), g.estimated_eligibility_date.map(|d| d.to_string()))).collect()
+            };
+            for a in &evaluated {
+                for b in &evaluated {
+                    if summary(&a.gaps) != summary(&b.gaps) {
+                        prop_assert_ne!(fingerprint(&a.gaps), fingerprint(&b.gaps));
+                    }
+                    if serde_json::to_value(&a.gaps).unwrap() == serde_json::to_value(&b.gaps).unwrap() {
+                        prop_assert_eq!(fingerprint(&a.gaps), fingerprint(&b.gaps));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn incremental_equals_full(rules in rules(8), before in profile_doc(), after in profile_doc(), d1 in as_of(), d2 in as_of()) {
         let refs: Vec<&Rule> = rules.iter().collect();
         let old = Profile::from_json(&CATALOGUE, &before, "before").unwrap();

@@ -183,50 +183,73 @@ pub struct Outgoing {
 }
 
 /// Sends every record and waits for every acknowledgement. Records of one key keep their
-/// order (idempotent producer). Counts `eligibility_events_produced_total` per topic.
+/// order (idempotent producer). When the client's local queue is full (a batch with more events
+/// than `queue.buffering.max.messages`), the oldest send is awaited to make room instead of
+/// failing the batch. Counts `eligibility_events_produced_total` per topic.
 pub async fn send_all(
     producer: &FutureProducer,
     records: &[Outgoing],
 ) -> Result<(), rdkafka::error::KafkaError> {
     use rdkafka::message::{Header, OwnedHeaders};
     use rdkafka::producer::FutureRecord;
-    let mut pending = Vec::with_capacity(records.len());
+    use rdkafka::types::RDKafkaErrorCode;
+    let mut pending = std::collections::VecDeque::with_capacity(records.len());
+    let mut first_error = None;
     for record in records {
-        let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
-        for (name, value) in &record.headers {
-            headers = headers.insert(Header {
-                key: name,
-                value: Some(value.as_bytes()),
-            });
-        }
-        let future = producer.send_result(
-            FutureRecord::to(&record.topic)
-                .key(&record.key)
-                .payload(&record.payload)
-                .headers(headers),
-        );
-        match future {
-            Ok(delivery) => pending.push((record.topic.as_str(), delivery)),
-            Err((e, _)) => return Err(e),
+        loop {
+            let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
+            for (name, value) in &record.headers {
+                headers = headers.insert(Header {
+                    key: name,
+                    value: Some(value.as_bytes()),
+                });
+            }
+            let sent = producer.send_result(
+                FutureRecord::to(&record.topic)
+                    .key(&record.key)
+                    .payload(&record.payload)
+                    .headers(headers),
+            );
+            match sent {
+                Ok(delivery) => {
+                    pending.push_back((record.topic.as_str(), delivery));
+                    break;
+                }
+                Err((e, _)) if e.rdkafka_error_code() == Some(RDKafkaErrorCode::QueueFull) => {
+                    match pending.pop_front() {
+                        Some((topic, delivery)) => settle(topic, delivery.await, &mut first_error),
+                        None => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
+                    }
+                }
+                Err((e, _)) => return Err(e),
+            }
         }
     }
-    let mut first_error = None;
     for (topic, delivery) in pending {
-        match delivery.await {
-            Ok(Ok(_)) => {
-                metrics::counter!(crate::metrics::EVENTS_PRODUCED, "topic" => topic.to_string())
-                    .increment(1)
-            }
-            Ok(Err((e, _))) => {
-                first_error.get_or_insert(e);
-            }
-            Err(_) => {
-                first_error.get_or_insert(rdkafka::error::KafkaError::Canceled);
-            }
-        }
+        settle(topic, delivery.await, &mut first_error);
     }
     match first_error {
         None => Ok(()),
         Some(e) => Err(e),
+    }
+}
+
+/// Counts an acknowledged send, or keeps the first failure.
+fn settle<Canceled>(
+    topic: &str,
+    delivery: Result<rdkafka::producer::future_producer::OwnedDeliveryResult, Canceled>,
+    first_error: &mut Option<rdkafka::error::KafkaError>,
+) {
+    match delivery {
+        Ok(Ok(_)) => {
+            metrics::counter!(crate::metrics::EVENTS_PRODUCED, "topic" => topic.to_string())
+                .increment(1)
+        }
+        Ok(Err((e, _))) => {
+            first_error.get_or_insert(e);
+        }
+        Err(_) => {
+            first_error.get_or_insert(rdkafka::error::KafkaError::Canceled);
+        }
     }
 }

@@ -10,8 +10,8 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../../schemas/migrations/0001_fleet.sql"),
     ),
     (
-        "0002_compact_audit",
-        include_str!("../../../schemas/migrations/0002_compact_audit.sql"),
+        "0002_compact_store",
+        include_str!("../../../schemas/migrations/0002_compact_store.sql"),
     ),
 ];
 

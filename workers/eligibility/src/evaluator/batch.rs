@@ -138,7 +138,7 @@ async fn attempt(
     ids.dedup();
     let mut states = step(
         "postgres",
-        store::load_users(&pipeline.pool, &pipeline.book.catalogue, &ids).await,
+        store::load_users(&pipeline.pool, &pipeline.book, &ids).await,
     )?;
     let started = Instant::now();
     let mut audit = Vec::new();
@@ -219,18 +219,18 @@ pub async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
     for (user_id, user) in users.iter().filter(|(_, u)| !u.touched.is_empty()) {
         for scheme in &user.touched {
             let key = fleet::cache::verdict_key(user_id, scheme);
-            match user.verdicts.get(scheme) {
-                Some(v) => puts.push((
+            match (user.verdicts.get(scheme), user.written.get(scheme)) {
+                (Some(v), Some(new)) => puts.push((
                     key,
                     serde_json::json!({
                         "verdict": v.known.verdict.name(), "match_score": v.known.score,
                         "rule_id": v.rule_id, "rule_version": v.rule_version,
-                        "evaluation_id": v.evaluation_id, "as_of": v.as_of.to_string(),
-                        "gaps": v.known.gaps,
+                        "evaluation_id": new.evaluation_id, "as_of": v.as_of.to_string(),
+                        "gaps": new.gaps,
                     })
                     .to_string(),
                 )),
-                None => deletes.push(key),
+                _ => deletes.push(key),
             }
         }
         let count = |verdict| {

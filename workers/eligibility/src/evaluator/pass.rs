@@ -45,22 +45,35 @@ pub struct StoredProfile {
     pub position: Position,
 }
 
-#[derive(Debug, Clone)]
+/// The last known outcome of one (user, scheme), as stored (`user_verdicts`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredVerdict {
+    pub rule_key: i32,
     pub rule_id: String,
     pub rule_version: u32,
-    pub known: Known<Vec<GapSummary>>,
-    pub evaluation_id: String,
+    /// Verdict, score, and the fingerprint of the gaps (engine `gaps::fingerprint`): whether
+    /// the gaps changed is known without storing their texts.
+    pub known: Known<u64>,
     pub as_of: Date,
 }
 
-/// What the store knows of a user, and which of its verdict rows this batch touched.
+/// A verdict this batch wrote, with what the cache shows of it.
+#[derive(Debug, Clone)]
+pub struct NewVerdict {
+    pub evaluation_id: String,
+    pub gaps: Vec<GapSummary>,
+}
+
+/// What the store knows of a user, and which of its verdicts this batch touched.
 #[derive(Debug, Clone, Default)]
 pub struct UserState {
     pub profile: Option<StoredProfile>,
     pub verdicts: BTreeMap<String, StoredVerdict>,
-    /// Schemes whose row must be written (present in `verdicts`) or deleted (absent).
+    /// Schemes whose verdict changed (present in `verdicts`) or left (absent): the user's row is
+    /// written again when there is any, and the cache entries of these are refreshed.
     pub touched: BTreeSet<String>,
+    /// The touched verdicts still held, as the cache shows them.
+    pub written: BTreeMap<String, NewVerdict>,
     pub profile_touched: bool,
     /// Every profile this batch evaluated (input hash, JSON): audit rows point at them.
     pub snapshots: Vec<(String, Json)>,
@@ -162,16 +175,11 @@ fn state_of(book: &RuleBook, profile: &Profile) -> Option<String> {
     }
 }
 
-pub fn gap_summaries(evaluation: &engine::Evaluation) -> Vec<GapSummary> {
-    evaluation
-        .gaps
-        .iter()
+pub fn gap_summaries(gaps: &[engine::gaps::Gap]) -> Vec<GapSummary> {
+    gaps.iter()
         .map(|g| GapSummary {
             field: g.field.to_string(),
-            gap_kind: serde_json::to_value(g.gap_kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            gap_kind: g.gap_kind.name().to_string(),
             description: g.gap_description.to_string(),
             estimated_eligibility_date: g.estimated_eligibility_date.map(|d| d.to_string()),
         })
@@ -285,44 +293,40 @@ pub fn run(
             continue;
         }
         out.audit.push(book.key(index), outcome);
-        let previous = stored.map(|s| s.known.clone());
-        let (current, evaluation_id) = if outcome.verdict == Verdict::Eligible {
-            // An ELIGIBLE outcome has no gaps (a property test holds it): the verdict and score
-            // are the whole outcome, and no trace is needed.
-            let known = Known {
-                verdict: outcome.verdict,
-                score: outcome.score,
-                gaps: Vec::new(),
-            };
-            (known, engine::eval::evaluation_id(rule, &input_hash, as_of))
+        let previous_verdict = stored.map(|s| s.known.verdict);
+        let gaps: Vec<engine::gaps::Gap> = if outcome.verdict == Verdict::Eligible {
+            // An ELIGIBLE outcome has no gaps (a property test holds it): no walk is needed.
+            Vec::new()
         } else {
-            match engine::evaluate(&book.catalogue, rule, &profile, as_of) {
-                Ok(evaluation) => {
-                    if evaluation.outcome() != outcome {
-                        out.disagreements.push(format!(
-                            "{user_id} × {}: the compiled evaluator gives {outcome:?}, the traced evaluation {:?}",
-                            rule.rule_id,
-                            evaluation.outcome()
-                        ));
-                    }
-                    let known = Known {
-                        verdict: evaluation.verdict,
-                        score: evaluation.match_score,
-                        gaps: gap_summaries(&evaluation),
-                    };
-                    (known, evaluation.evaluation_id)
-                }
-                Err(_) => {
-                    out.disagreements.push(format!(
-                        "{user_id} × {}: the compiled evaluator gives {outcome:?}, the traced evaluation finds the rule not applicable",
-                        rule.rule_id
-                    ));
-                    continue;
-                }
+            let (traced, gaps) =
+                engine::eval::outcome_with_gaps(&book.catalogue, rule, &profile, as_of);
+            if traced != outcome {
+                out.disagreements.push(format!(
+                    "{user_id} × {}: the compiled or batch evaluator gives {outcome:?}, the traced evaluation {traced:?}",
+                    rule.rule_id
+                ));
             }
+            gaps
         };
-        let (changed, transitions) = compare(previous.as_ref(), Some(&current), cause);
+        let current = Known {
+            verdict: outcome.verdict,
+            score: outcome.score,
+            gaps: engine::gaps::fingerprint(&gaps),
+        };
+        let (changed, transitions) = compare(stored.map(|s| &s.known), Some(&current), cause);
         let rule_moved = stored.is_none_or(|s| s.rule_id != rule.rule_id);
+        results.push(SchemeResult {
+            scheme_id: rule.scheme_id.clone(),
+            verdict: current.verdict.name().to_string(),
+            match_score: i32::from(current.score),
+        });
+        // Write only what changed: an unchanged outcome keeps its stored row (and the
+        // evaluation that produced it), so it costs no upsert, no cache write and no event.
+        if !changed && !rule_moved {
+            continue;
+        }
+        let evaluation_id = engine::eval::evaluation_id(rule, &input_hash, as_of);
+        let gaps = gap_summaries(&gaps);
         let key = idempotency_key(user_id, &rule.scheme_id, rule.version, &input_hash);
         let benefit = rule
             .benefit_estimate
@@ -338,7 +342,7 @@ pub fn run(
                 rule_version: rule.version as i32,
                 verdict: current.verdict.name().to_string(),
                 match_score: i32::from(current.score),
-                previous_verdict: previous.as_ref().map(|p| p.verdict.name().to_string()),
+                previous_verdict: previous_verdict.map(|v| v.name().to_string()),
                 benefit_estimate: benefit.clone(),
                 evaluation_id: evaluation_id.clone(),
                 input_hash: input_hash.clone(),
@@ -382,7 +386,7 @@ pub fn run(
                             rule_id: rule.rule_id.clone(),
                             rule_version: rule.version as i32,
                             match_score: i32::from(current.score),
-                            gaps: current.gaps.clone(),
+                            gaps: gaps.clone(),
                             evaluation_id: evaluation_id.clone(),
                             input_hash: input_hash.clone(),
                             as_of: as_of.to_string(),
@@ -390,26 +394,24 @@ pub fn run(
                 }
             }
         }
-        results.push(SchemeResult {
-            scheme_id: rule.scheme_id.clone(),
-            verdict: current.verdict.name().to_string(),
-            match_score: i32::from(current.score),
-        });
-        // Write only what changed: an unchanged outcome keeps its stored row (and the
-        // evaluation that produced it), so it costs no upsert and no cache write.
-        if changed || rule_moved {
-            user.verdicts.insert(
-                rule.scheme_id.clone(),
-                StoredVerdict {
-                    rule_id: rule.rule_id.clone(),
-                    rule_version: rule.version,
-                    known: current,
-                    evaluation_id,
-                    as_of,
-                },
-            );
-            user.touched.insert(rule.scheme_id.clone());
-        }
+        user.verdicts.insert(
+            rule.scheme_id.clone(),
+            StoredVerdict {
+                rule_key: book.key(index),
+                rule_id: rule.rule_id.clone(),
+                rule_version: rule.version,
+                known: current,
+                as_of,
+            },
+        );
+        user.touched.insert(rule.scheme_id.clone());
+        user.written.insert(
+            rule.scheme_id.clone(),
+            NewVerdict {
+                evaluation_id,
+                gaps,
+            },
+        );
     }
     out.audit.evaluation_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
 
@@ -480,6 +482,7 @@ fn leave(
     let Some(stored) = user.verdicts.remove(scheme) else {
         return;
     };
+    user.written.remove(scheme);
     user.touched.insert(scheme.to_string());
     let (_, transitions) = compare(Some(&stored.known), None, cause);
     if transitions.contains(&Transition::Lost(cause)) {
@@ -508,23 +511,30 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::evaluator::rules_store::Loaded;
+    use crate::evaluator::rules_store::{Loaded, RuleRef};
 
     static BOOK: LazyLock<RuleBook> = LazyLock::new(|| {
         let catalogue = Catalogue::bundled();
         let rules = RuleSet::bundled(&catalogue).expect("the bundled corpus is valid");
-        let keys: HashMap<String, i32> = rules
+        let versions: HashMap<i32, RuleRef> = rules
             .rules
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.rule_id.clone(), i as i32 + 1))
+            .map(|(i, r)| {
+                let reference = RuleRef {
+                    rule_id: r.rule_id.clone(),
+                    scheme_id: r.scheme_id.clone(),
+                    version: r.version,
+                };
+                (i as i32 + 1, reference)
+            })
             .collect();
         RuleBook::new(
             catalogue,
             Loaded {
                 revision: 1,
                 rules,
-                keys,
+                versions,
             },
         )
         .expect("every rule has a key")
@@ -588,8 +598,8 @@ mod tests {
             )
     }
 
-    /// What the store holds for the user between batches: the rows a batch writes are those it
-    /// touched, nothing else.
+    /// What the store holds for the user between batches: the user's row is written only when
+    /// the pass touched a verdict.
     #[derive(Default)]
     struct Store {
         profile: Option<StoredProfile>,
@@ -606,11 +616,8 @@ mod tests {
         }
 
         fn commit(&mut self, user: &UserState) {
-            for scheme in &user.touched {
-                match user.verdicts.get(scheme) {
-                    Some(v) => self.verdicts.insert(scheme.clone(), v.clone()),
-                    None => self.verdicts.remove(scheme),
-                };
+            if !user.touched.is_empty() {
+                self.verdicts = user.verdicts.clone();
             }
             if user.profile_touched {
                 self.profile = user.profile.clone();
@@ -655,7 +662,7 @@ mod tests {
                 if let Ok(e) = engine::evaluate(&book.catalogue, rule, &profile, as_of) {
                     expected.insert(
                         rule.scheme_id.clone(),
-                        (rule.rule_id.clone(), e.verdict, e.match_score, gap_summaries(&e)),
+                        (rule.rule_id.clone(), e.verdict, e.match_score, engine::gaps::fingerprint(&e.gaps)),
                     );
                 }
             }
@@ -665,7 +672,7 @@ mod tests {
                 .map(|(scheme, v)| {
                     (
                         scheme.clone(),
-                        (v.rule_id.clone(), v.known.verdict, v.known.score, v.known.gaps.clone()),
+                        (v.rule_id.clone(), v.known.verdict, v.known.score, v.known.gaps),
                     )
                 })
                 .collect();

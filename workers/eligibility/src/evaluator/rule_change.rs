@@ -310,7 +310,7 @@ async fn reevaluate_page(
 ) -> Result<Page, StepError> {
     let mut states = step(
         "postgres",
-        store::load_users(&pipeline.pool, &pipeline.book.catalogue, users).await,
+        store::load_users(&pipeline.pool, &pipeline.book, users).await,
     )?;
     let batch = batch_outcomes(pipeline, users, &states, schemes, as_of)?;
     let started = Instant::now();

@@ -10,15 +10,17 @@ use engine::deps::DependencyIndex;
 use engine::program::Program;
 use engine::{Catalogue, Date, FieldId, Outcome, Profile, Rule, RuleSet};
 
-use super::rules_store::Loaded;
+use super::rules_store::{Loaded, RuleRef};
 
 pub struct RuleBook {
     pub catalogue: Catalogue,
     pub rules: RuleSet,
     /// `eligibility_rules`' revision this book was loaded at.
     pub revision: i64,
-    /// `rule_key` of each rule, by index: how packed audit outcomes name rules.
+    /// `rule_key` of each rule, by index: how packed records name rules.
     keys: Vec<i32>,
+    /// Every stored rule version by `rule_key`, inactive ones included.
+    versions: HashMap<i32, RuleRef>,
     program: Program,
     index: DependencyIndex,
     position: HashMap<String, usize>,
@@ -33,13 +35,18 @@ impl RuleBook {
         let Loaded {
             revision,
             rules,
-            keys,
+            versions,
         } = loaded;
+        let key_of: HashMap<&str, i32> = versions
+            .iter()
+            .map(|(&key, r)| (r.rule_id.as_str(), key))
+            .collect();
         let keys = rules
             .rules
             .iter()
             .map(|r| {
-                keys.get(&r.rule_id)
+                key_of
+                    .get(r.rule_id.as_str())
                     .copied()
                     .ok_or_else(|| anyhow::anyhow!("rule {} has no rule_key", r.rule_id))
             })
@@ -58,6 +65,7 @@ impl RuleBook {
             rules,
             revision,
             keys,
+            versions,
             program,
             index,
             position,
@@ -68,6 +76,11 @@ impl RuleBook {
     /// The `rule_key` of the rule at `index`.
     pub fn key(&self, index: usize) -> i32 {
         self.keys[index]
+    }
+
+    /// The stored rule version named `rule_key` (active or not).
+    pub fn version(&self, rule_key: i32) -> Option<&RuleRef> {
+        self.versions.get(&rule_key)
     }
 
     /// The verdict and score of each rule of `indices` for `profile`, in order: the caller's

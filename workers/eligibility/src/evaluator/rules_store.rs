@@ -83,12 +83,21 @@ pub async fn bump(tx: &deadpool_postgres::Transaction<'_>) -> anyhow::Result<()>
     Ok(())
 }
 
-/// The rules a worker holds: the revision they were loaded at, the rule set, and each rule's
-/// `rule_key` (by rule id), which packed audit outcomes name rules by.
+/// The rules a worker holds: the revision they were loaded at, the rule set, and every stored
+/// rule version by its `rule_key` (the name packed audit outcomes and stored verdicts use),
+/// inactive ones included, so a stored verdict of a retired version can still be read.
 pub struct Loaded {
     pub revision: i64,
     pub rules: RuleSet,
-    pub keys: HashMap<String, i32>,
+    pub versions: HashMap<i32, RuleRef>,
+}
+
+/// A stored rule version, by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleRef {
+    pub rule_id: String,
+    pub scheme_id: String,
+    pub version: u32,
 }
 
 /// Loads every active rule, validated again (a row edited by hand cannot slip through).
@@ -98,7 +107,7 @@ pub async fn load(pool: &Pool, catalogue: &Catalogue) -> anyhow::Result<Loaded> 
         "postgres",
         "load_rules",
         client.query(
-            "SELECT rule_id, rule_yaml, (SELECT revision FROM rules_revision), rule_key
+            "SELECT rule_id, rule_yaml, (SELECT revision FROM rules_revision)
              FROM eligibility_rules WHERE is_active ORDER BY scheme_id, rule_version",
             &[],
         ),
@@ -116,10 +125,25 @@ pub async fn load(pool: &Pool, catalogue: &Catalogue) -> anyhow::Result<Loaded> 
         .collect();
     let rules = RuleSet::from_documents(catalogue, &documents)
         .map_err(|report| anyhow::anyhow!("stored rules are invalid:\n{report}"))?;
-    let keys = rows.iter().map(|r| (r.get(0), r.get(3))).collect();
+    let versions = client
+        .query(
+            "SELECT rule_key, rule_id, scheme_id, rule_version FROM eligibility_rules",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| {
+            let reference = RuleRef {
+                rule_id: r.get(1),
+                scheme_id: r.get(2),
+                version: r.get::<_, i32>(3) as u32,
+            };
+            (r.get(0), reference)
+        })
+        .collect();
     Ok(Loaded {
         revision,
         rules,
-        keys,
+        versions,
     })
 }

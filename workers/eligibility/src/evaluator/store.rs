@@ -1,18 +1,18 @@
 //! The evaluator's PostgreSQL reads and writes: user state before a batch, and one transaction
-//! after it (pass audit records, changed verdicts, snapshots, offsets). Every write is keyed
+//! after it (pass audit records, the verdict rows of users with changes, snapshots, offsets). Every write is keyed
 //! deterministically, so writing a replayed batch again changes nothing.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use deadpool_postgres::Pool;
 use engine::transitions::Known;
-use engine::{Catalogue, Date, Profile, Verdict};
-use fleet::events::GapSummary;
+use engine::{Date, Outcome, Profile};
 use fleet::metrics::time_store;
 use serde_json::Value as Json;
 
 use super::audit::PassAudit;
 use super::pass::{Position, StoredProfile, StoredVerdict, UserState};
+use super::rulebook::RuleBook;
 
 fn date(text: &str) -> anyhow::Result<Date> {
     Date::parse(text).ok_or_else(|| anyhow::anyhow!("stored date {text:?} is not YYYY-MM-DD"))
@@ -21,9 +21,10 @@ fn date(text: &str) -> anyhow::Result<Date> {
 /// Loads the stored profile and verdicts of `users`.
 pub async fn load_users(
     pool: &Pool,
-    catalogue: &Catalogue,
+    book: &RuleBook,
     users: &[String],
 ) -> anyhow::Result<HashMap<String, UserState>> {
+    let catalogue = &book.catalogue;
     let client = pool.get().await?;
     let profiles = time_store(
         "postgres",
@@ -41,9 +42,7 @@ pub async fn load_users(
         "postgres",
         "read_verdicts",
         client.query(
-            "SELECT user_id, scheme_id, rule_id, rule_version, verdict, match_score, gaps::text,
-                    evaluation_id::text, as_of::text
-             FROM current_verdicts WHERE user_id = ANY($1)",
+            "SELECT user_id, verdicts FROM user_verdicts WHERE user_id = ANY($1)",
             &[&users],
         ),
     )
@@ -68,26 +67,71 @@ pub async fn load_users(
     }
     for row in verdicts {
         let user_id: String = row.get(0);
-        let verdict_name: &str = row.get(4);
-        let verdict = Verdict::from_name(verdict_name)
-            .ok_or_else(|| anyhow::anyhow!("stored verdict {verdict_name:?}"))?;
-        let gaps: Vec<GapSummary> = serde_json::from_str(row.get::<_, &str>(6))?;
-        states.entry(user_id).or_default().verdicts.insert(
-            row.get(1),
-            StoredVerdict {
-                rule_id: row.get(2),
-                rule_version: row.get::<_, i32>(3) as u32,
-                known: Known {
-                    verdict,
-                    score: row.get::<_, i16>(5) as u8,
-                    gaps,
-                },
-                evaluation_id: row.get(7),
-                as_of: date(row.get(8))?,
-            },
-        );
+        let packed: &[u8] = row.get(1);
+        let unpacked = unpack_verdicts(book, packed)
+            .map_err(|e| anyhow::anyhow!("stored verdicts of {user_id}: {e}"))?;
+        states.entry(user_id).or_default().verdicts = unpacked;
     }
     Ok(states)
+}
+
+/// Bytes per scheme in `user_verdicts.verdicts`: rule_key (4), outcome code (1), gaps
+/// fingerprint (8), as_of in days since 1970-01-01 (4), big-endian.
+const VERDICT_LEN: usize = 17;
+
+/// A user's verdicts in their stored form.
+pub fn pack_verdicts(verdicts: &BTreeMap<String, StoredVerdict>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(verdicts.len() * VERDICT_LEN);
+    for v in verdicts.values() {
+        let outcome = Outcome {
+            verdict: v.known.verdict,
+            score: v.known.score,
+        };
+        out.extend_from_slice(&v.rule_key.to_be_bytes());
+        out.push(outcome.code());
+        out.extend_from_slice(&v.known.gaps.to_be_bytes());
+        out.extend_from_slice(&(v.as_of.day_number() as i32).to_be_bytes());
+    }
+    out
+}
+
+/// The stored form back, by scheme; the rule versions are named by `book` (inactive ones too).
+pub fn unpack_verdicts(
+    book: &RuleBook,
+    packed: &[u8],
+) -> Result<BTreeMap<String, StoredVerdict>, String> {
+    if packed.len() % VERDICT_LEN != 0 {
+        return Err(format!(
+            "{} bytes is not a whole number of {VERDICT_LEN}-byte entries",
+            packed.len()
+        ));
+    }
+    packed
+        .chunks_exact(VERDICT_LEN)
+        .map(|c| {
+            let rule_key = i32::from_be_bytes([c[0], c[1], c[2], c[3]]);
+            let outcome = Outcome::from_code(c[4]);
+            let fingerprint = u64::from_be_bytes(c[5..13].try_into().expect("8 bytes"));
+            let day = i32::from_be_bytes([c[13], c[14], c[15], c[16]]);
+            let rule = book
+                .version(rule_key)
+                .ok_or_else(|| format!("rule_key {rule_key} is not in eligibility_rules"))?;
+            let as_of = Date::from_day_number(i64::from(day))
+                .ok_or_else(|| format!("day {day} is out of range"))?;
+            let verdict = StoredVerdict {
+                rule_key,
+                rule_id: rule.rule_id.clone(),
+                rule_version: rule.version,
+                known: Known {
+                    verdict: outcome.verdict,
+                    score: outcome.score,
+                    gaps: fingerprint,
+                },
+                as_of,
+            };
+            Ok((rule.scheme_id.clone(), verdict))
+        })
+        .collect()
 }
 
 /// Everything one micro-batch writes.
@@ -255,65 +299,25 @@ async fn write_audit(
     Ok(())
 }
 
+/// The rows of users with a touched verdict, each written whole (one row per user).
 async fn write_verdicts(
     tx: &deadpool_postgres::Transaction<'_>,
     users: &[(&str, &UserState)],
 ) -> anyhow::Result<()> {
-    let (mut u, mut s, mut r, mut v, mut vd, mut sc, mut g, mut e, mut d) = (
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-    );
-    let (mut gone_users, mut gone_schemes) = (vec![], vec![]);
-    for (user_id, user) in users {
-        for scheme in &user.touched {
-            match user.verdicts.get(scheme) {
-                Some(stored) => {
-                    u.push(user_id.to_string());
-                    s.push(scheme.clone());
-                    r.push(stored.rule_id.clone());
-                    v.push(stored.rule_version as i32);
-                    vd.push(stored.known.verdict.name().to_string());
-                    sc.push(i16::from(stored.known.score));
-                    g.push(serde_json::to_string(&stored.known.gaps)?);
-                    e.push(stored.evaluation_id.clone());
-                    d.push(stored.as_of.to_string());
-                }
-                None => {
-                    gone_users.push(user_id.to_string());
-                    gone_schemes.push(scheme.clone());
-                }
-            }
-        }
+    let (ids, packed): (Vec<&str>, Vec<Vec<u8>>) = users
+        .iter()
+        .filter(|(_, u)| !u.touched.is_empty())
+        .map(|(id, u)| (*id, pack_verdicts(&u.verdicts)))
+        .unzip();
+    if ids.is_empty() {
+        return Ok(());
     }
-    if !u.is_empty() {
-        tx.execute(
-            "INSERT INTO current_verdicts (user_id, scheme_id, rule_id, rule_version, verdict,
-                 match_score, gaps, evaluation_id, as_of)
-             SELECT u, s, r, v, vd, sc, g::jsonb, e::uuid, d::date
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::smallint[],
-                         $7::text[], $8::text[], $9::text[]) AS x(u, s, r, v, vd, sc, g, e, d)
-             ON CONFLICT (user_id, scheme_id) DO UPDATE SET rule_id = EXCLUDED.rule_id,
-                 rule_version = EXCLUDED.rule_version, verdict = EXCLUDED.verdict,
-                 match_score = EXCLUDED.match_score, gaps = EXCLUDED.gaps,
-                 evaluation_id = EXCLUDED.evaluation_id, as_of = EXCLUDED.as_of, updated_at = now()",
-            &[&u, &s, &r, &v, &vd, &sc, &g, &e, &d],
-        )
-        .await?;
-    }
-    if !gone_users.is_empty() {
-        tx.execute(
-            "DELETE FROM current_verdicts c USING unnest($1::text[], $2::text[]) AS x(u, s)
-             WHERE c.user_id = x.u AND c.scheme_id = x.s",
-            &[&gone_users, &gone_schemes],
-        )
-        .await?;
-    }
+    tx.execute(
+        "INSERT INTO user_verdicts (user_id, verdicts)
+         SELECT * FROM unnest($1::text[], $2::bytea[])
+         ON CONFLICT (user_id) DO UPDATE SET verdicts = EXCLUDED.verdicts, updated_at = now()",
+        &[&ids, &packed],
+    )
+    .await?;
     Ok(())
 }

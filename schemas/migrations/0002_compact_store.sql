@@ -1,4 +1,5 @@
--- The compact audit log (docs/fleet.md "The audit log"). Every evaluation stays on record, but as
+-- The compact store: the audit log and the current verdicts, one row per user and pass.
+-- The audit log (docs/fleet.md "The audit log"): every evaluation stays on record, but as
 -- one row per pass over a user instead of one row per (user, scheme): the pass's inputs (user,
 -- as_of, input hash) and, packed, each evaluated rule's key and outcome code. Full traces are not
 -- stored: the engine is deterministic, so `eligibility audit verify` re-derives them from the
@@ -82,3 +83,60 @@ UNION ALL
 SELECT evaluation_id, as_of, user_id, scheme_id, rule_id, rule_version, rule_hash, input_hash,
        verdict, match_score, conditions_result, evaluation_us, created_at, NULL::uuid
 FROM evaluation_audit_rows;
+
+-- The last known outcome of each (user, scheme), one row per user (docs/fleet.md "Current
+-- verdicts"): a pass reads and writes one row whatever the number of schemes. 17 bytes per
+-- scheme: the rule version's `rule_key` (int4), the outcome code (1 byte), the fingerprint of the
+-- gaps (int8, engine `gaps::fingerprint`: tells whether the gaps changed without storing their
+-- texts, which are re-derived from the snapshot) and the evaluation date (int4, days since
+-- 1970-01-01), all big-endian.
+CREATE TABLE user_verdicts (
+    user_id     TEXT PRIMARY KEY,
+    verdicts    BYTEA NOT NULL CHECK (length(verdicts) % 17 = 0),
+    updated_at  TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+-- Existing rows carry over with fingerprint 0, so each one's first re-evaluation writes it again.
+INSERT INTO user_verdicts (user_id, verdicts)
+SELECT c.user_id,
+       string_agg(int4send(r.rule_key) || decode(lpad(to_hex(k.code), 2, '0'), 'hex')
+                  || int8send(0) || int4send(c.as_of - DATE '1970-01-01'), ''::bytea
+                  ORDER BY r.rule_key)
+FROM current_verdicts c
+JOIN eligibility_rules r ON r.rule_id = c.rule_id
+CROSS JOIN LATERAL (
+    SELECT CASE c.verdict WHEN 'ELIGIBLE' THEN 152
+                          WHEN 'PARTIAL_MATCH' THEN 101 + c.match_score - 50
+                          ELSE c.match_score END AS code
+) k
+GROUP BY c.user_id;
+DROP TABLE current_verdicts;
+
+-- One row per (user, scheme), unpacked, for queries and reports.
+CREATE VIEW current_verdicts AS
+SELECT u.user_id,
+       r.scheme_id,
+       r.rule_id,
+       r.rule_version,
+       CASE WHEN v.code <= 100 THEN 'NOT_ELIGIBLE'
+            WHEN v.code <= 151 THEN 'PARTIAL_MATCH'
+            WHEN v.code = 152 THEN 'ELIGIBLE'
+            ELSE 'NOT_APPLICABLE' END AS verdict,
+       (CASE WHEN v.code <= 100 THEN v.code
+             WHEN v.code <= 151 THEN v.code - 51
+             WHEN v.code = 152 THEN 100
+             ELSE 0 END)::smallint AS match_score,
+       v.gaps_fingerprint,
+       DATE '1970-01-01' + v.as_of_day AS as_of,
+       u.updated_at
+FROM user_verdicts u
+CROSS JOIN LATERAL (
+    SELECT (get_byte(u.verdicts, i) << 24) | (get_byte(u.verdicts, i + 1) << 16)
+               | (get_byte(u.verdicts, i + 2) << 8) | get_byte(u.verdicts, i + 3) AS rule_key,
+           get_byte(u.verdicts, i + 4) AS code,
+           encode(substring(u.verdicts FROM i + 6 FOR 8), 'hex') AS gaps_fingerprint,
+           (get_byte(u.verdicts, i + 13) << 24) | (get_byte(u.verdicts, i + 14) << 16)
+               | (get_byte(u.verdicts, i + 15) << 8) | get_byte(u.verdicts, i + 16) AS as_of_day
+    FROM generate_series(0, length(u.verdicts) - 17, 17) AS i
+) v
+JOIN eligibility_rules r ON r.rule_key = v.rule_key;
