@@ -4,7 +4,8 @@
 #   scripts/fleet.sh bench    throughput: bundled corpus + 1,000 synthetic schemes, N citizens,
 #                             then profile updates end to end at each offered rate
 #                             (FLEET_BENCH_USERS, FLEET_BENCH_UPDATES for the saturation phase,
-#                             FLEET_BENCH_RATES, default 100,1000,0; 0 = as fast as possible)
+#                             FLEET_BENCH_RATES, default 100,1000,0; 0 = as fast as possible;
+#                             FLEET_BENCH_WORKLOAD wide|drift: what an update does to income)
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
 #                             re-evaluate every citizen end to end
@@ -61,7 +62,7 @@ elif [ "$mode" = rule-change ]; then
 else
   "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
     --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
-    --rates "${FLEET_BENCH_RATES:-100,1000,0}"
+    --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}"
   echo "== where the time goes (evaluator histograms)"
   curl -sf "http://$ELIGIBILITY_HTTP_ADDR/metrics" | grep -E '^eligibility_(evaluation_duration_seconds|store_duration_seconds|micro_batch_size)_(sum|count)' || true
 fi

@@ -806,4 +806,115 @@ async fn a_replayed_range_is_evaluated_once_and_a_second_replay_changes_nothing(
         .await,
         offsets_before
     );
+
+    // Every recorded evaluation of the pension re-derives from its snapshot and rule version.
+    let verified = audit_verify(&s, &user, OAP);
+    assert!(verified.status.success(), "{}", verified.stderr);
+    assert_eq!(
+        verified.stdout.matches("VERIFIED").count(),
+        3,
+        "{}",
+        verified.stdout
+    );
+    assert!(!verified.stdout.contains("MISMATCH"));
+    // By evaluation id, as events carry it: the full trace comes out.
+    let id = verified
+        .stdout
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let by_id = s
+        .stack
+        .command(&s.database_url, &s.group)
+        .args([
+            "audit",
+            "verify",
+            "--evaluation-id",
+            &id,
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("the eligibility binary runs");
+    assert!(by_id.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&by_id.stdout).unwrap();
+    assert_eq!(json[0]["recorded"]["evaluation_id"], id.as_str());
+    assert!(
+        json[0]["evaluation"]["conditions_evaluated"]
+            .as_array()
+            .is_some_and(|c| c.len() >= 4)
+    );
+
+    // A tampered outcome: the pension's score byte in the user's last pass.
+    let client = s.pool.get().await.unwrap();
+    let tampered = client
+        .execute(
+            "UPDATE evaluation_passes p SET outcomes = set_byte(p.outcomes, t.i + 4, get_byte(p.outcomes, t.i + 4) + 1)
+             FROM (SELECT p2.pass_id, i FROM evaluation_passes p2
+                   CROSS JOIN generate_series(0, length(p2.outcomes) - 5, 5) AS i
+                   JOIN eligibility_rules r ON r.scheme_id = $2
+                        AND r.rule_key = (get_byte(p2.outcomes, i) << 24) | (get_byte(p2.outcomes, i + 1) << 16)
+                                         | (get_byte(p2.outcomes, i + 2) << 8) | get_byte(p2.outcomes, i + 3)
+                   WHERE p2.user_id = $1 ORDER BY p2.created_at DESC, p2.pass_id LIMIT 1) t
+             WHERE p.pass_id = t.pass_id",
+            &[&user, &OAP],
+        )
+        .await
+        .unwrap();
+    assert_eq!(tampered, 1);
+    let after = audit_verify(&s, &user, OAP);
+    assert!(
+        !after.status.success(),
+        "a tampered score must fail verification"
+    );
+    assert_eq!(
+        after.stdout.matches("MISMATCH").count(),
+        1,
+        "{}",
+        after.stdout
+    );
+    assert!(
+        after.stdout.contains("match_score    FAIL"),
+        "{}",
+        after.stdout
+    );
+
+    // A tampered snapshot: its hash no longer matches.
+    client
+        .execute(
+            "UPDATE profile_snapshots SET profile = jsonb_set(profile, '{identity,age}', '59')
+             WHERE input_hash = (SELECT input_hash FROM evaluation_passes WHERE user_id = $1
+                                 ORDER BY created_at LIMIT 1)",
+            &[&user],
+        )
+        .await
+        .unwrap();
+    let after = audit_verify(&s, &user, OAP);
+    assert!(!after.status.success());
+    assert!(
+        after.stdout.contains("input_hash     FAIL"),
+        "{}",
+        after.stdout
+    );
+}
+
+struct Verified {
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+fn audit_verify(s: &Setup, user: &str, scheme: &str) -> Verified {
+    let output = s
+        .stack
+        .command(&s.database_url, &s.group)
+        .args(["audit", "verify", "--user", user, "--scheme", scheme])
+        .output()
+        .expect("the eligibility binary runs");
+    Verified {
+        status: output.status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
 }

@@ -55,6 +55,11 @@ enum What {
         /// Offered loads, updates/s, one phase each; 0 = as fast as the broker takes them.
         #[arg(long, value_delimiter = ',', default_value = "100,1000,0")]
         rates: Vec<u32>,
+        /// What each update changes: `wide` sets income anywhere in ₹40,000–4,40,000 (most
+        /// updates cross several schemes' thresholds); `drift` moves it by under 3 % (a raise:
+        /// few thresholds crossed, as in most real updates).
+        #[arg(long, value_enum, default_value_t = Workload::Wide)]
+        workload: Workload,
         /// The evaluator's consumer group (whose committed offsets mark "done").
         #[arg(long)]
         group: String,
@@ -193,8 +198,9 @@ async fn main() -> Result<()> {
             users,
             updates,
             rates,
+            workload,
             group,
-        } => bench(&env, users, updates, &rates, &group).await,
+        } => bench(&env, users, updates, &rates, workload, &group).await,
         What::RuleChange { users, rule, group } => rule_change(&env, users, &rule, &group).await,
     }
 }
@@ -426,7 +432,20 @@ async fn rule_change(env: &Env, users: usize, rule: &std::path::Path, group: &st
     Ok(())
 }
 
-async fn bench(env: &Env, users: usize, updates: usize, rates: &[u32], group: &str) -> Result<()> {
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Workload {
+    Wide,
+    Drift,
+}
+
+async fn bench(
+    env: &Env,
+    users: usize,
+    updates: usize,
+    rates: &[u32],
+    workload: Workload,
+    group: &str,
+) -> Result<()> {
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
     // Phase 1: every citizen's first evaluation (all schemes), not measured.
     let base = create_citizens(env, &pool, group, users).await?;
@@ -453,7 +472,14 @@ async fn bench(env: &Env, users: usize, updates: usize, rates: &[u32], group: &s
         let changed: Vec<Json> = (sent..sent + count)
             .map(|i| {
                 let mut p = base[(i * 7919) % users].clone();
-                let income = 40_000 + ((i as u64 * 104_729) % 400_000) as i64;
+                let income = match workload {
+                    Workload::Wide => 40_000 + ((i as u64 * 104_729) % 400_000) as i64,
+                    Workload::Drift => {
+                        let current = p["economic"]["annual_income"].as_i64().unwrap_or(100_000);
+                        // +0.1 % .. +2.9 %, distinct per update so every record is a change.
+                        current + current * (1 + (i as i64 * 7) % 29) / 1000 + i as i64
+                    }
+                };
                 p["economic"]["annual_income"] = income.into();
                 p
             })
@@ -476,6 +502,17 @@ async fn bench(env: &Env, users: usize, updates: usize, rates: &[u32], group: &s
             phase.commit_ms_per_batch,
             phase.batch_size
         );
+        let steps: Vec<String> = phase
+            .steps
+            .iter()
+            .map(|(step, ms)| format!("{step} {ms:.1}"))
+            .collect();
+        println!(
+            "{:>10} ms per batch: {}; {:.1} events published per update",
+            "",
+            steps.join(", "),
+            phase.events_per_update
+        );
     }
     println!(
         "(done/s: updates evaluated, published and committed per second from the first send; \
@@ -492,6 +529,9 @@ struct Phase {
     rows_per_update: f64,
     commit_ms_per_batch: f64,
     batch_size: f64,
+    /// Where the worker's time went, ms per batch: (step, ms).
+    steps: Vec<(&'static str, f64)>,
+    events_per_update: f64,
 }
 
 impl Phase {
@@ -588,7 +628,42 @@ async fn run_phase(
         }
     }
     latencies.sort_unstable();
+    let store = |store: &str, op: &str| {
+        1000.0
+            * per_batch(delta(&format!(
+                "eligibility_store_duration_seconds_sum{{store=\"{store}\",op=\"{op}\"}}"
+            )))
+    };
+    let steps = vec![
+        (
+            "read",
+            store("postgres", "read_snapshot") + store("postgres", "read_verdicts"),
+        ),
+        (
+            "evaluate",
+            1000.0
+                * per_batch(delta(
+                    "eligibility_evaluation_duration_seconds_sum{engine=\"scalar\"}",
+                )),
+        ),
+        ("encode", store("schema_registry", "encode")),
+        ("produce", store("kafka", "produce")),
+        ("commit", store("postgres", "commit_batch")),
+        (
+            "cache",
+            store("redis", "set") + store("redis", "invalidate"),
+        ),
+    ];
+    let produced = |m: &HashMap<String, f64>| -> f64 {
+        m.iter()
+            .filter(|(k, _)| k.starts_with("eligibility_events_produced_total"))
+            .map(|(_, v)| v)
+            .sum()
+    };
+    let events = produced(&metrics_after) - produced(&metrics_before);
     Ok(Phase {
+        steps,
+        events_per_update: events / profiles.len() as f64,
         throughput: profiles.len() as f64 / elapsed.as_secs_f64(),
         latencies,
         rows_per_update: rows as f64 / profiles.len() as f64,

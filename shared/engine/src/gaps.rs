@@ -446,56 +446,24 @@ fn words(f: &mut fmt::Formatter<'_>, code: &str) -> fmt::Result {
     Ok(())
 }
 
-/// A stable 64-bit digest of what a list of gaps says (FNV-1a over each gap's condition, kind,
-/// negation, the citizen's value and the estimated date: everything its summary and text are made
-/// of), so a worker can tell whether a stored outcome's gaps changed without writing their texts.
-/// Equal summaries give equal digests; different ones differ but for a 2^-64 chance. The hash is
-/// spelled out here, not taken from `std`, because stored digests must not change with the
-/// compiler.
+/// A stable 64-bit digest of which gaps there are and when they close: each gap's condition
+/// (its path in the rule), kind, negation and estimated eligibility date (FNV-1a). It leaves out
+/// the citizen's value and the distance to the threshold: an income that moves but stays above
+/// a limit is the same gap, not a new outcome (docs/fleet.md "What counts as a change").
+/// Different digests mean different gaps; equal gap lists give equal digests, and different
+/// ones collide with a 2^-64 chance. The hash is spelled out here, not taken from `std`, because
+/// stored digests must not change with the compiler.
 pub fn fingerprint(gaps: &[Gap]) -> u64 {
     let mut hash = Fnv1a::default();
     for gap in gaps {
         hash.write(gap.path.as_bytes());
         hash.write(&[0xff, gap.gap_kind as u8, u8::from(gap.negated)]);
-        match gap.actual {
-            None => hash.write(&[0]),
-            Some(FieldValue::Scalar(scalar)) => write_scalar(&mut hash, scalar),
-            Some(FieldValue::List(items)) => {
-                hash.write(&[6]);
-                for item in items {
-                    hash.write(item.as_bytes());
-                    hash.write(&[0xff]);
-                }
-            }
-        }
         if let Some(date) = gap.estimated_eligibility_date {
             hash.write(&date.day_number().to_le_bytes());
         }
         hash.write(&[0xfe]);
     }
     hash.0
-}
-
-fn write_scalar(hash: &mut Fnv1a, scalar: &Scalar) {
-    match scalar {
-        Scalar::Int(i) => {
-            hash.write(&[1]);
-            hash.write(&i.to_le_bytes());
-        }
-        Scalar::Num(n) => {
-            hash.write(&[2]);
-            hash.write(&n.to_bits().to_le_bytes());
-        }
-        Scalar::Bool(b) => hash.write(&[3, u8::from(*b)]),
-        Scalar::Str(text) => {
-            hash.write(&[4]);
-            hash.write(text.as_bytes());
-        }
-        Scalar::Date(d) => {
-            hash.write(&[5]);
-            hash.write(&d.day_number().to_le_bytes());
-        }
-    }
 }
 
 struct Fnv1a(u64);

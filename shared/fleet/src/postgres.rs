@@ -56,7 +56,13 @@ pub async fn migrate(pool: &Pool) -> anyhow::Result<Vec<&'static str>> {
             let tx = client.transaction().await?;
             tx.batch_execute(sql)
                 .await
-                .map_err(|e| anyhow::anyhow!("migration {name}: {e}"))?;
+                .map_err(|e| match e.as_db_error() {
+                    // tokio-postgres's Display says only "db error": name what PostgreSQL said.
+                    Some(db) => {
+                        anyhow::anyhow!("migration {name}: {}: {}", db.code().code(), db.message())
+                    }
+                    None => anyhow::anyhow!("migration {name}: {e}"),
+                })?;
             tx.execute("INSERT INTO schema_migrations (name) VALUES ($1)", &[name])
                 .await?;
             tx.commit().await?;

@@ -162,14 +162,24 @@ async fn attempt(
         .record(started.elapsed().as_secs_f64());
     let mut outgoing = step(
         "schema_registry",
-        encode_events(&pipeline.codec, &events).await,
+        m::time_store(
+            "schema_registry",
+            "encode",
+            encode_events(&pipeline.codec, &events),
+        )
+        .await,
     )?;
     for r in rejected {
         outgoing.push(step("schema_registry", r.encode(&pipeline.codec).await)?);
     }
     step(
         "kafka_produce",
-        fleet::kafka::send_all(&pipeline.producer, &outgoing).await,
+        m::time_store(
+            "kafka",
+            "produce",
+            fleet::kafka::send_all(&pipeline.producer, &outgoing),
+        )
+        .await,
     )?;
     let users: Vec<(String, UserState)> = states
         .into_iter()
