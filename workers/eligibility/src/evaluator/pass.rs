@@ -720,7 +720,10 @@ mod tests {
             first.audit.len(),
             "a new user: every verdict is written"
         );
-        assert!(second.audit.len() > 0, "income is read by several schemes");
+        assert!(
+            !second.audit.is_empty(),
+            "income is read by several schemes"
+        );
         // Outcomes whose gaps mention the income change; the others are audited only.
         assert!(
             *second_touched < second.audit.len(),

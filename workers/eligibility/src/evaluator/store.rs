@@ -100,7 +100,7 @@ pub fn unpack_verdicts(
     book: &RuleBook,
     packed: &[u8],
 ) -> Result<BTreeMap<String, StoredVerdict>, String> {
-    if packed.len() % VERDICT_LEN != 0 {
+    if !packed.len().is_multiple_of(VERDICT_LEN) {
         return Err(format!(
             "{} bytes is not a whole number of {VERDICT_LEN}-byte entries",
             packed.len()
