@@ -854,8 +854,7 @@ async fn a_replayed_range_is_evaluated_once_and_a_second_replay_changes_nothing(
              FROM (SELECT p2.pass_id, i FROM evaluation_passes p2
                    CROSS JOIN generate_series(0, length(p2.outcomes) - 5, 5) AS i
                    JOIN eligibility_rules r ON r.scheme_id = $2
-                        AND r.rule_key = (get_byte(p2.outcomes, i) << 24) | (get_byte(p2.outcomes, i + 1) << 16)
-                                         | (get_byte(p2.outcomes, i + 2) << 8) | get_byte(p2.outcomes, i + 3)
+                        AND r.rule_key = int4_at(p2.outcomes, i)
                    WHERE p2.user_id = $1 ORDER BY p2.created_at DESC, p2.pass_id LIMIT 1) t
              WHERE p.pass_id = t.pass_id",
             &[&user, &OAP],

@@ -6,6 +6,26 @@
 -- profile snapshot and the rule version. The view `evaluation_audit_log` shows the familiar
 -- per-evaluation rows for auditors' queries.
 
+-- Readers of the packed columns: a big-endian int4 at a byte offset, and the verdict and score of
+-- an engine outcome code (`Outcome::code`: NOT_ELIGIBLE 0..=100 is the score, PARTIAL_MATCH
+-- 101..=151 is score 50..=100, ELIGIBLE 152, NOT_APPLICABLE 255).
+CREATE FUNCTION int4_at(bytes BYTEA, at INTEGER) RETURNS INTEGER IMMUTABLE LANGUAGE sql AS $$
+    SELECT (get_byte(bytes, at) << 24) | (get_byte(bytes, at + 1) << 16)
+           | (get_byte(bytes, at + 2) << 8) | get_byte(bytes, at + 3)
+$$;
+CREATE FUNCTION outcome_verdict(code INTEGER) RETURNS TEXT IMMUTABLE LANGUAGE sql AS $$
+    SELECT CASE WHEN code <= 100 THEN 'NOT_ELIGIBLE'
+                WHEN code <= 151 THEN 'PARTIAL_MATCH'
+                WHEN code = 152 THEN 'ELIGIBLE'
+                ELSE 'NOT_APPLICABLE' END
+$$;
+CREATE FUNCTION outcome_score(code INTEGER) RETURNS SMALLINT IMMUTABLE LANGUAGE sql AS $$
+    SELECT (CASE WHEN code <= 100 THEN code
+                 WHEN code <= 151 THEN code - 51
+                 WHEN code = 152 THEN 100
+                 ELSE 0 END)::smallint
+$$;
+
 -- A small integer per rule version, so a packed outcome names its rule in 4 bytes.
 ALTER TABLE eligibility_rules ADD COLUMN rule_key INTEGER GENERATED ALWAYS AS IDENTITY UNIQUE;
 
@@ -59,23 +79,15 @@ SELECT encode(substring(sha256(convert_to(r.rule_hash || ':' || p.input_hash || 
        r.rule_version,
        r.rule_hash,
        p.input_hash,
-       CASE WHEN o.code <= 100 THEN 'NOT_ELIGIBLE'
-            WHEN o.code <= 151 THEN 'PARTIAL_MATCH'
-            WHEN o.code = 152 THEN 'ELIGIBLE'
-            ELSE 'NOT_APPLICABLE' END AS verdict,
-       (CASE WHEN o.code <= 100 THEN o.code
-             WHEN o.code <= 151 THEN o.code - 51
-             WHEN o.code = 152 THEN 100
-             ELSE 0 END)::smallint AS match_score,
+       outcome_verdict(o.code) AS verdict,
+       outcome_score(o.code) AS match_score,
        NULL::jsonb AS conditions_result,
        p.evaluation_us,
        p.created_at,
        p.pass_id
 FROM evaluation_passes p
 CROSS JOIN LATERAL (
-    SELECT (get_byte(p.outcomes, i) << 24) | (get_byte(p.outcomes, i + 1) << 16)
-               | (get_byte(p.outcomes, i + 2) << 8) | get_byte(p.outcomes, i + 3) AS rule_key,
-           get_byte(p.outcomes, i + 4) AS code
+    SELECT int4_at(p.outcomes, i) AS rule_key, get_byte(p.outcomes, i + 4) AS code
     FROM generate_series(0, length(p.outcomes) - 5, 5) AS i
 ) o
 JOIN eligibility_rules r ON r.rule_key = o.rule_key
@@ -118,25 +130,17 @@ SELECT u.user_id,
        r.scheme_id,
        r.rule_id,
        r.rule_version,
-       CASE WHEN v.code <= 100 THEN 'NOT_ELIGIBLE'
-            WHEN v.code <= 151 THEN 'PARTIAL_MATCH'
-            WHEN v.code = 152 THEN 'ELIGIBLE'
-            ELSE 'NOT_APPLICABLE' END AS verdict,
-       (CASE WHEN v.code <= 100 THEN v.code
-             WHEN v.code <= 151 THEN v.code - 51
-             WHEN v.code = 152 THEN 100
-             ELSE 0 END)::smallint AS match_score,
+       outcome_verdict(v.code) AS verdict,
+       outcome_score(v.code) AS match_score,
        v.gaps_fingerprint,
        DATE '1970-01-01' + v.as_of_day AS as_of,
        u.updated_at
 FROM user_verdicts u
 CROSS JOIN LATERAL (
-    SELECT (get_byte(u.verdicts, i) << 24) | (get_byte(u.verdicts, i + 1) << 16)
-               | (get_byte(u.verdicts, i + 2) << 8) | get_byte(u.verdicts, i + 3) AS rule_key,
+    SELECT int4_at(u.verdicts, i) AS rule_key,
            get_byte(u.verdicts, i + 4) AS code,
            encode(substring(u.verdicts FROM i + 6 FOR 8), 'hex') AS gaps_fingerprint,
-           (get_byte(u.verdicts, i + 13) << 24) | (get_byte(u.verdicts, i + 14) << 16)
-               | (get_byte(u.verdicts, i + 15) << 8) | get_byte(u.verdicts, i + 16) AS as_of_day
+           int4_at(u.verdicts, i + 13) AS as_of_day
     FROM generate_series(0, length(u.verdicts) - 17, 17) AS i
 ) v
 JOIN eligibility_rules r ON r.rule_key = v.rule_key;
