@@ -504,42 +504,14 @@ fn leave(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
     use std::sync::LazyLock;
 
-    use engine::{Catalogue, RuleSet};
     use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
-    use crate::evaluator::rules_store::{Loaded, RuleRef};
 
-    static BOOK: LazyLock<RuleBook> = LazyLock::new(|| {
-        let catalogue = Catalogue::bundled();
-        let rules = RuleSet::bundled(&catalogue).expect("the bundled corpus is valid");
-        let versions: HashMap<i32, RuleRef> = rules
-            .rules
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let reference = RuleRef {
-                    rule_id: r.rule_id.clone(),
-                    scheme_id: r.scheme_id.clone(),
-                    version: r.version,
-                };
-                (i as i32 + 1, reference)
-            })
-            .collect();
-        RuleBook::new(
-            catalogue,
-            Loaded {
-                revision: 1,
-                rules,
-                versions,
-            },
-        )
-        .expect("every rule has a key")
-    });
+    static BOOK: LazyLock<RuleBook> = LazyLock::new(RuleBook::bundled_for_tests);
 
     const STATES: &[&str] = &[
         "karnataka",

@@ -145,3 +145,31 @@ impl RuleBook {
         self.index.rules_reading(fields)
     }
 }
+
+#[cfg(test)]
+impl RuleBook {
+    /// The bundled corpus, with rule keys 1, 2, … in corpus order.
+    pub fn bundled_for_tests() -> RuleBook {
+        let catalogue = Catalogue::bundled();
+        let rules = RuleSet::bundled(&catalogue).expect("the bundled corpus is valid");
+        let versions = rules
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let reference = RuleRef {
+                    rule_id: r.rule_id.clone(),
+                    scheme_id: r.scheme_id.clone(),
+                    version: r.version,
+                };
+                (i as i32 + 1, reference)
+            })
+            .collect();
+        let loaded = Loaded {
+            revision: 1,
+            rules,
+            versions,
+        };
+        RuleBook::new(catalogue, loaded).expect("every rule has a key")
+    }
+}

@@ -321,3 +321,46 @@ async fn write_verdicts(
     .await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_rows_round_trip_and_a_damaged_row_is_refused() {
+        let book = RuleBook::bundled_for_tests();
+        let mut verdicts = BTreeMap::new();
+        for (index, (verdict, score)) in [
+            (engine::Verdict::Eligible, 100),
+            (engine::Verdict::PartialMatch, 75),
+            (engine::Verdict::NotEligible, 0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let rule = book.rule(index);
+            verdicts.insert(
+                rule.scheme_id.clone(),
+                StoredVerdict {
+                    rule_key: book.key(index),
+                    rule_id: rule.rule_id.clone(),
+                    rule_version: rule.version,
+                    known: Known {
+                        verdict,
+                        score,
+                        gaps: u64::MAX - index as u64,
+                    },
+                    as_of: Date::parse("2025-01-15").unwrap(),
+                },
+            );
+        }
+        let packed = pack_verdicts(&verdicts);
+        assert_eq!(packed.len(), 3 * VERDICT_LEN);
+        assert_eq!(unpack_verdicts(&book, &packed).unwrap(), verdicts);
+        assert!(unpack_verdicts(&book, &packed[..packed.len() - 1]).is_err());
+        let mut unknown = packed.clone();
+        unknown[..4].copy_from_slice(&i32::MAX.to_be_bytes());
+        let error = unpack_verdicts(&book, &unknown).unwrap_err();
+        assert!(error.contains("rule_key 2147483647"), "{error}");
+    }
+}
