@@ -5,7 +5,8 @@
 #                             then profile updates end to end at each offered rate
 #                             (FLEET_BENCH_USERS, FLEET_BENCH_UPDATES for the saturation phase,
 #                             FLEET_BENCH_RATES, default 100,1000,0; 0 = as fast as possible;
-#                             FLEET_BENCH_WORKLOAD wide|drift: what an update does to income)
+#                             FLEET_BENCH_WORKLOAD wide|drift: what an update does to income;
+#                             FLEET_BENCH_EVALUATORS, default "1 2 4": one run per evaluator count)
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
 #                             re-evaluate every citizen end to end
@@ -22,47 +23,67 @@ echo "== building (release)"
 cargo build --release --locked -p eligibility -p loadtest --bin eligibility --bin fleet_traffic --bin synth
 bin=target/release
 
-db="eligibility_${mode//-/_}"
-PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
-  -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
-export ELIGIBILITY_DATABASE_URL="postgres://eligibility:eligibility@127.0.0.1:5432/$db?sslmode=disable"
-export ELIGIBILITY_CONSUMER_GROUP="fleet-$mode-$(date +%s)"
-export ELIGIBILITY_HTTP_ADDR="127.0.0.1:${FLEET_HTTP_PORT:-9464}"
-export ELIGIBILITY_LOG="${ELIGIBILITY_LOG:-info}"
-if [ "$mode" = bench ]; then
-  rules=target/bench-rules
+rules_dir() {
+  local rules=target/bench-rules
   rm -rf "$rules" && mkdir -p "$rules"
   cp -r schemes/*/ "$rules/"
   "$bin/synth" corpus --count 1000 --out "$rules/synthetic" >/dev/null
   export ELIGIBILITY_RULES_DIR="$rules"
   echo "== rules: $(find "$rules" -name '*.yaml' | wc -l) schemes (bundled + 1,000 synthetic)"
-fi
-
-"$bin/fleet_traffic" prepare --group "$ELIGIBILITY_CONSUMER_GROUP"
-log="target/fleet-$mode-evaluator.log"
-"$bin/eligibility" evaluator >"$log" 2>&1 &
-worker=$!
-stop() { kill -TERM "$worker" 2>/dev/null && wait "$worker" 2>/dev/null || true; }
+}
+[ "$mode" = bench ] && rules_dir
+export ELIGIBILITY_LOG="${ELIGIBILITY_LOG:-info}"
+workers=()
+stop() {
+  for w in "${workers[@]}"; do kill -TERM "$w" 2>/dev/null || true; done
+  for w in "${workers[@]}"; do wait "$w" 2>/dev/null || true; done
+  workers=()
+}
 trap stop EXIT
-echo "== evaluator pid $worker (log $log, metrics http://$ELIGIBILITY_HTTP_ADDR/metrics)"
-for _ in $(seq 1 120); do
-  if curl -sf "http://$ELIGIBILITY_HTTP_ADDR/readyz" >/dev/null; then break; fi
-  kill -0 "$worker" 2>/dev/null || { tail -20 "$log" >&2; echo "the evaluator exited" >&2; exit 1; }
-  sleep 0.5
-done
-curl -sf "http://$ELIGIBILITY_HTTP_ADDR/readyz" >/dev/null || { tail -20 "$log" >&2; echo "the evaluator is not ready" >&2; exit 1; }
 
-if [ "$mode" = demo ]; then
-  "$bin/fleet_traffic" demo
-elif [ "$mode" = rule-change ]; then
-  "$bin/fleet_traffic" rule-change --group "$ELIGIBILITY_CONSUMER_GROUP" \
-    --users "${FLEET_BENCH_USERS:-100000}" --rule "${FLEET_BENCH_RULE:-schemes/central/ignoaps.yaml}"
-  echo "== where the time goes (evaluator histograms)"
-  curl -sf "http://$ELIGIBILITY_HTTP_ADDR/metrics" | grep -E '^eligibility_(evaluation_duration_seconds|batch_engine_duration_seconds|store_duration_seconds)_(sum|count)' || true
+# run_once N: a fresh database and consumer group, N evaluators on it, then the mode's traffic.
+run_once() {
+  local count=$1 db="eligibility_${mode//-/_}" addrs=()
+  PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
+    -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+  export ELIGIBILITY_DATABASE_URL="postgres://eligibility:eligibility@127.0.0.1:5432/$db?sslmode=disable"
+  export ELIGIBILITY_CONSUMER_GROUP="fleet-$mode-$(date +%s)"
+  "$bin/fleet_traffic" prepare --group "$ELIGIBILITY_CONSUMER_GROUP"
+  for i in $(seq 0 $((count - 1))); do
+    local addr="127.0.0.1:$(( ${FLEET_HTTP_PORT:-9464} + i ))" log="target/fleet-$mode-evaluator-$i.log"
+    ELIGIBILITY_HTTP_ADDR="$addr" "$bin/eligibility" evaluator >"$log" 2>&1 &
+    workers+=("$!")
+    addrs+=("$addr")
+    echo "== evaluator $i pid $! (log $log, metrics http://$addr/metrics)"
+  done
+  for i in "${!addrs[@]}"; do
+    for _ in $(seq 1 120); do
+      if curl -sf "http://${addrs[$i]}/readyz" >/dev/null; then break; fi
+      kill -0 "${workers[$i]}" 2>/dev/null || { tail -20 "target/fleet-$mode-evaluator-$i.log" >&2; echo "evaluator $i exited" >&2; exit 1; }
+      sleep 0.5
+    done
+    curl -sf "http://${addrs[$i]}/readyz" >/dev/null || { echo "evaluator $i is not ready" >&2; exit 1; }
+  done
+  export FLEET_METRICS_ADDRS
+  FLEET_METRICS_ADDRS=$(IFS=,; echo "${addrs[*]}")
+  if [ "$mode" = demo ]; then
+    "$bin/fleet_traffic" demo
+  elif [ "$mode" = rule-change ]; then
+    "$bin/fleet_traffic" rule-change --group "$ELIGIBILITY_CONSUMER_GROUP" \
+      --users "${FLEET_BENCH_USERS:-100000}" --rule "${FLEET_BENCH_RULE:-schemes/central/ignoaps.yaml}"
+    echo "== where the time goes (evaluator histograms)"
+    curl -sf "http://${addrs[0]}/metrics" | grep -E '^eligibility_(evaluation_duration_seconds|batch_engine_duration_seconds|store_duration_seconds)_(sum|count)' || true
+  else
+    echo "== $count evaluator(s) on the 16 partitions"
+    "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
+      --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
+      --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}"
+  fi
+  stop
+}
+
+if [ "$mode" = bench ]; then
+  for count in ${FLEET_BENCH_EVALUATORS:-1 2 4}; do run_once "$count"; done
 else
-  "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
-    --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
-    --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}"
-  echo "== where the time goes (evaluator histograms)"
-  curl -sf "http://$ELIGIBILITY_HTTP_ADDR/metrics" | grep -E '^eligibility_(evaluation_duration_seconds|store_duration_seconds|micro_batch_size)_(sum|count)' || true
+  run_once 1
 fi

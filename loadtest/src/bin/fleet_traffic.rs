@@ -716,22 +716,33 @@ async fn rows_written(pool: &deadpool_postgres::Pool) -> Result<i64> {
         .get(0))
 }
 
-/// The running worker's metrics (`ELIGIBILITY_HTTP_ADDR`, as scripts/fleet.sh sets it), by
-/// series; empty when they cannot be read.
+/// The running workers' metrics, summed by series over the workers of `FLEET_METRICS_ADDRS`
+/// (comma-separated `host:port`, as scripts/fleet.sh sets it; else `ELIGIBILITY_HTTP_ADDR`);
+/// a worker that cannot be read adds nothing.
 async fn worker_metrics() -> HashMap<String, f64> {
+    let addrs = std::env::var("FLEET_METRICS_ADDRS")
+        .or_else(|_| std::env::var("ELIGIBILITY_HTTP_ADDR"))
+        .unwrap_or_default();
+    let mut total = HashMap::new();
+    for addr in addrs.split(',').filter(|a| !a.is_empty()) {
+        for (series, value) in scrape(addr).await {
+            *total.entry(series).or_insert(0.0) += value;
+        }
+    }
+    total
+}
+
+async fn scrape(addr: &str) -> Vec<(String, f64)> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(addr) = std::env::var("ELIGIBILITY_HTTP_ADDR") else {
-        return HashMap::new();
-    };
-    let Ok(mut stream) = tokio::net::TcpStream::connect(&addr).await else {
-        return HashMap::new();
+    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+        return Vec::new();
     };
     let request = format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n");
     let mut body = String::new();
     if stream.write_all(request.as_bytes()).await.is_err()
         || stream.read_to_string(&mut body).await.is_err()
     {
-        return HashMap::new();
+        return Vec::new();
     }
     body.lines()
         .filter(|l| !l.starts_with('#'))
