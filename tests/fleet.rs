@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use engine::{Catalogue, Date, Profile, RuleSet};
@@ -560,8 +560,23 @@ async fn a_rule_update_re_evaluates_the_users_it_covers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_killed_mid_stream_leaves_no_audit_row_missing_and_no_transition_unpublished() {
+    killed_mid_stream("e2e_kill", 1).await;
+}
+
+/// Three evaluators share the partitions; one is killed with SIGKILL mid-stream and not
+/// restarted: after the rebalance the other two finish its partitions from the offsets in
+/// PostgreSQL, and nothing is lost.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_of_three_workers_killed_mid_stream_loses_nothing_after_the_rebalance() {
+    killed_mid_stream("e2e_kill3", 3).await;
+}
+
+/// Sends 600 citizens to `workers` evaluators, kills the first mid-stream (restarting it when it
+/// was the only one), and checks: every evaluation audited exactly once, every ELIGIBLE pair
+/// announced, and every announcement published twice carrying the same idempotency key.
+async fn killed_mid_stream(name: &str, workers: usize) {
     let _turn = TURN.lock().await;
-    let s = setup("e2e_kill").await;
+    let s = setup(name).await;
     let states = [
         "karnataka",
         "tamil_nadu",
@@ -593,7 +608,9 @@ async fn a_worker_killed_mid_stream_leaves_no_audit_row_missing_and_no_transitio
             .await;
     }
 
-    let worker = Worker::start(&s.stack, &s.database_url, &s.group, &["--max-batch", "10"]);
+    let mut running: Vec<Worker> = (0..workers)
+        .map(|_| Worker::start(&s.stack, &s.database_url, &s.group, &["--max-batch", "10"]))
+        .collect();
     let done_at_kill = eventually(
         Duration::from_secs(60),
         "a first committed batch",
@@ -603,14 +620,30 @@ async fn a_worker_killed_mid_stream_leaves_no_audit_row_missing_and_no_transitio
         },
     )
     .await;
-    worker.kill();
+    // The one that has committed a batch, so that it dies with work in hand.
+    let busy = running
+        .iter()
+        .position(|w| {
+            w.http_get("/metrics").1.lines().any(|l| {
+                l.strip_prefix("eligibility_micro_batch_size_count ")
+                    .is_some_and(|n| n.trim() != "0")
+            })
+        })
+        .unwrap_or(0);
+    running.remove(busy).kill();
     assert!(
         (done_at_kill as usize) < users.len(),
         "the worker was killed mid-stream ({done_at_kill} of {} users done)",
         users.len()
     );
-
-    let _restarted = Worker::start(&s.stack, &s.database_url, &s.group, &["--max-batch", "50"]);
+    if running.is_empty() {
+        running.push(Worker::start(
+            &s.stack,
+            &s.database_url,
+            &s.group,
+            &["--max-batch", "50"],
+        ));
+    }
     eventually(Duration::from_secs(120), "every user processed", || async {
         let n = count(&s.pool, "SELECT count(*) FROM profile_current").await;
         (n as usize == users.len()).then_some(())
@@ -665,6 +698,20 @@ async fn a_worker_killed_mid_stream_leaves_no_audit_row_missing_and_no_transitio
     let missing: Vec<_> = wanted.difference(&seen).collect();
     assert!(missing.is_empty(), "unpublished new_match: {missing:?}");
     assert_eq!(seen, wanted, "no new_match for a pair that is not ELIGIBLE");
+    // A batch repeated after the kill publishes its events again: consumers drop the repeat
+    // by its idempotency key, so a pair's announcements must all carry the same one.
+    let mut keys: HashMap<(String, String), BTreeSet<String>> = HashMap::new();
+    for e in announced.iter().filter(|e| ours.contains(&e.user_id)) {
+        keys.entry((e.user_id.clone(), e.scheme_id.clone()))
+            .or_default()
+            .insert(e.idempotency_key.clone());
+    }
+    let split: Vec<_> = keys.iter().filter(|(_, k)| k.len() > 1).collect();
+    assert!(
+        split.is_empty(),
+        "a pair announced under two keys: {split:?}"
+    );
+    drop(running);
 }
 
 /// `eligibility replay` over a range of one partition; its progress and summary (stderr).
