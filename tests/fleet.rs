@@ -526,14 +526,31 @@ async fn a_rule_update_re_evaluates_the_users_it_covers() {
         .unwrap()
         .get(0);
     assert_eq!(versions, 2);
-    let rows = client
-        .query(
-            "SELECT user_id, verdict FROM current_verdicts WHERE scheme_id = $1 AND rule_id = 'rule_ka_oap_002'",
-            &[&OAP],
-        )
-        .await
-        .unwrap();
-    let by_user: HashSet<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    // Events are published before their page commits: wait for the commit.
+    let by_user: HashSet<(String, String)> = eventually(
+        Duration::from_secs(30),
+        "the re-evaluated page committed",
+        || async {
+            let rows = s
+                .pool
+                .get()
+                .await
+                .unwrap()
+                .query(
+                    "SELECT user_id, verdict FROM current_verdicts WHERE scheme_id = $1 AND rule_id = 'rule_ka_oap_002'",
+                    &[&OAP],
+                )
+                .await
+                .unwrap();
+            let by_user: HashSet<(String, String)> =
+                rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+            by_user
+                .iter()
+                .any(|(user, _)| *user == near)
+                .then_some(by_user)
+        },
+    )
+    .await;
     assert!(by_user.contains(&(near.clone(), "ELIGIBLE".into())));
     assert!(by_user.contains(&(far.clone(), "PARTIAL_MATCH".into())));
     let tn: i64 = client

@@ -295,20 +295,24 @@ pub fn run(
         }
         out.audit.push(book.key(index), outcome);
         let previous_verdict = stored.map(|s| s.known.verdict);
-        let gaps: Vec<engine::gaps::Gap> = if outcome.verdict == Verdict::Eligible {
-            // An ELIGIBLE outcome has no gaps (a property test holds it): no walk is needed.
-            Vec::new()
-        } else {
+        let (traced, gaps) = if outcome.verdict != Verdict::Eligible {
             let (traced, gaps) =
                 engine::eval::outcome_with_gaps(&book.catalogue, rule, &profile, as_of);
-            if traced != outcome {
-                out.disagreements.push(format!(
-                    "{user_id} × {}: the compiled or batch evaluator gives {outcome:?}, the traced evaluation {traced:?}",
-                    rule.rule_id
-                ));
-            }
-            gaps
+            (Some(traced), gaps)
+        } else if previous_verdict != Some(Verdict::Eligible) {
+            // A new match: no gaps to walk, but the verdict is checked by the tree walk too.
+            (Some(engine::outcome(rule, &profile, as_of)), Vec::new())
+        } else {
+            // ELIGIBLE before and after: an ELIGIBLE outcome has no gaps (a property test
+            // holds it), so nothing needs walking.
+            (None, Vec::new())
         };
+        if let Some(traced) = traced.filter(|&t| t != outcome) {
+            out.disagreements.push(format!(
+                "{user_id} × {}: the compiled or batch evaluator gives {outcome:?}, the tree walk {traced:?}",
+                rule.rule_id
+            ));
+        }
         let current = Known {
             verdict: outcome.verdict,
             score: outcome.score,
