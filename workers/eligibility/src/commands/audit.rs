@@ -94,6 +94,22 @@ fn check(name: &'static str, recorded: &str, derived: &str) -> Check {
     }
 }
 
+/// The hash check of one stored input (`what`): its hash recomputed, or why there is none.
+fn hash_check<T, E: std::fmt::Display>(
+    name: &'static str,
+    recorded: &str,
+    what: &str,
+    input: Option<&Result<T, E>>,
+    hash: impl Fn(&T) -> &str,
+) -> Check {
+    let derived = match input {
+        None => format!("{what} missing"),
+        Some(Err(e)) => format!("{what} invalid: {e}"),
+        Some(Ok(input)) => hash(input).to_string(),
+    };
+    check(name, recorded, &derived)
+}
+
 /// Re-derives `recorded` from the stored rule document and profile snapshot (pure).
 pub fn verify(
     catalogue: &Catalogue,
@@ -119,40 +135,20 @@ pub fn verify(
             &format!("snapshot {}", recorded.input_hash),
         )
     });
-    match &rule {
-        None => checks.push(check(
-            "rule_hash",
-            &recorded.rule_hash,
-            "rule version missing",
-        )),
-        Some(Err(report)) => checks.push(check(
-            "rule_hash",
-            &recorded.rule_hash,
-            &format!("stored rule invalid: {report}"),
-        )),
-        Some(Ok(set)) => checks.push(check(
-            "rule_hash",
-            &recorded.rule_hash,
-            &set.rules[0].rule_hash,
-        )),
-    }
-    match &profile {
-        None => checks.push(check(
-            "input_hash",
-            &recorded.input_hash,
-            "snapshot missing",
-        )),
-        Some(Err(report)) => checks.push(check(
-            "input_hash",
-            &recorded.input_hash,
-            &format!("snapshot invalid: {report}"),
-        )),
-        Some(Ok(p)) => checks.push(check(
-            "input_hash",
-            &recorded.input_hash,
-            &p.input_snapshot_hash,
-        )),
-    }
+    checks.push(hash_check(
+        "rule_hash",
+        &recorded.rule_hash,
+        "rule version",
+        rule.as_ref(),
+        |set| &set.rules[0].rule_hash,
+    ));
+    checks.push(hash_check(
+        "input_hash",
+        &recorded.input_hash,
+        "snapshot",
+        profile.as_ref(),
+        |p| &p.input_snapshot_hash,
+    ));
     if let (Some(Ok(set)), Some(Ok(profile))) = (&rule, &profile) {
         let rule = &set.rules[0];
         let derived = Date::parse(&recorded.as_of)

@@ -1,6 +1,6 @@
 //! The evaluator's PostgreSQL reads and writes: user state before a batch, and one transaction
-//! after it (pass audit records, the verdict rows of users with changes, snapshots, offsets). Every write is keyed
-//! deterministically, so writing a replayed batch again changes nothing.
+//! after it (pass audit records, the verdict rows of users with changes, snapshots, offsets).
+//! Every write is keyed deterministically, so writing a replayed batch again changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -246,10 +246,17 @@ async fn write_audit(
     if audit.is_empty() {
         return Ok(());
     }
+    // Created once per connection; checked quietly, as `IF NOT EXISTS` would log a notice for
+    // every batch.
     tx.batch_execute(
-        "CREATE TEMP TABLE IF NOT EXISTS pass_staging (
-             user_id TEXT, as_of_day INT4, pass_id BYTEA, input_hash TEXT, rules_revision INT8,
-             outcomes BYTEA, evaluation_us INT4) ON COMMIT DELETE ROWS",
+        "DO $$ BEGIN
+             IF to_regclass('pg_temp.pass_staging') IS NULL THEN
+                 CREATE TEMP TABLE pass_staging (
+                     user_id TEXT, as_of_day INT4, pass_id BYTEA, input_hash TEXT,
+                     rules_revision INT8, outcomes BYTEA, evaluation_us INT4)
+                 ON COMMIT DELETE ROWS;
+             END IF;
+         END $$",
     )
     .await?;
     let sink = tx
@@ -267,8 +274,7 @@ async fn write_audit(
         Type::BYTEA,
         Type::INT4,
     ];
-    let writer = std::pin::pin!(BinaryCopyInWriter::new(sink, &types));
-    let mut writer = writer;
+    let mut writer = std::pin::pin!(BinaryCopyInWriter::new(sink, &types));
     for pass in audit {
         let day = i32::try_from(pass.as_of.day_number())?;
         let id = pass.pass_id();
