@@ -141,6 +141,8 @@ impl Env {
             out.push(Outgoing {
                 topic: USER_METADATA_UPDATED.into(),
                 key: user.into_bytes(),
+                partition: None,
+                timestamp_ms: None,
                 payload: self.codec.encode(USER_METADATA_UPDATED, &update).await?,
                 headers: vec![],
             });
@@ -423,13 +425,19 @@ async fn rule_change(env: &Env, users: usize, rule: &std::path::Path, group: &st
     let record = Outgoing {
         topic: POLICY_RULES_UPDATED.into(),
         key: rule_id.clone().into_bytes(),
+        partition: None,
+        timestamp_ms: None,
         payload: env.codec.encode(POLICY_RULES_UPDATED, &update).await?,
         headers: vec![],
     };
     let before = committed(&pool, group, POLICY_RULES_UPDATED).await?;
     let t = Instant::now();
     fleet::kafka::send_all(&env.producer, &[record]).await?;
-    wait_committed(&pool, group, POLICY_RULES_UPDATED, before + 1, t).await?;
+    // The original, then the copy the evaluator fans out to each partition of the rule's
+    // state (every partition for a central rule), each re-evaluating that partition's users.
+    let state = doc["state"].as_str().context("the rule has no state")?;
+    let copies = partition_map().partitions_of_scheme(state).len() as i64;
+    wait_committed(&pool, group, POLICY_RULES_UPDATED, before + 1 + copies, t).await?;
     let elapsed = t.elapsed();
     let client = pool.get().await?;
     let evaluated: i64 = client

@@ -24,6 +24,8 @@ pub struct Record {
     pub key: Option<Vec<u8>>,
     pub payload: Option<Vec<u8>>,
     pub timestamp_ms: Option<i64>,
+    /// Headers with a text value (the fleet's own routing header among them).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Record {
@@ -35,7 +37,28 @@ impl Record {
             key: message.key().map(<[u8]>::to_vec),
             payload: message.payload().map(<[u8]>::to_vec),
             timestamp_ms: message.timestamp().to_millis(),
+            headers: message
+                .headers()
+                .map(|headers| {
+                    use rdkafka::message::Headers as _;
+                    headers
+                        .iter()
+                        .filter_map(|h| {
+                            let value = std::str::from_utf8(h.value?).ok()?;
+                            Some((h.key.to_string(), value.to_string()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
+    }
+
+    /// The value of header `name`, when present and text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
     }
 
     /// Names the record in error messages, logs and dead letters.
@@ -139,6 +162,8 @@ impl Rejected {
             payload: codec.encode(&topic, &self.dead_letter()).await?,
             topic,
             key: self.record.key.clone().unwrap_or_default(),
+            partition: None,
+            timestamp_ms: None,
             headers: vec![
                 ("dlq_reason_code", self.code.to_string()),
                 ("dlq_reason", self.reason.clone()),

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::{AdminClient, AdminOptions, NewPartitions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{ConsumerContext, Rebalance, StreamConsumer};
@@ -13,7 +13,7 @@ use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientContext, TopicPartitionList};
 
 use crate::config::KafkaConfig;
-use crate::topics::partition_map;
+use crate::topics::{POLICY_RULES_UPDATED, SCHEME_DEADLINE_APPROACHING, partition_map};
 
 /// Brokers and security, shared by every client.
 pub fn client_config(kafka: &KafkaConfig) -> ClientConfig {
@@ -126,9 +126,11 @@ pub fn assigned_consumer(
     Ok(consumer)
 }
 
-/// Creates every topic of the partition map that does not exist yet. An existing topic with
-/// fewer partitions than the map says is an error: keys map to states by partition, so it is
-/// never silently repartitioned.
+/// Creates every topic of the partition map that does not exist yet. An existing profile topic
+/// with fewer partitions than the map says is an error: users map to partitions by state, so it
+/// is never silently repartitioned. The rule topics are grown instead (they had one partition
+/// before the fleet was partitioned by state): the evaluator fans their records out whatever
+/// partition they are on.
 pub async fn create_topics(kafka: &KafkaConfig, replication: i32) -> anyhow::Result<Vec<String>> {
     let admin: AdminClient<DefaultClientContext> = client_config(kafka).create()?;
     let wanted = partition_map().all_topics();
@@ -138,17 +140,43 @@ pub async fn create_topics(kafka: &KafkaConfig, replication: i32) -> anyhow::Res
     let mut created = Vec::new();
     let mut problems = Vec::new();
     let mut to_create = Vec::new();
+    let mut to_grow = Vec::new();
     for (name, partitions) in &wanted {
         match metadata.topics().iter().find(|t| t.name() == name) {
             Some(existing) if !existing.partitions().is_empty() => {
-                if (existing.partitions().len() as i32) < *partitions {
+                let has = existing.partitions().len() as i32;
+                let routed = [POLICY_RULES_UPDATED, SCHEME_DEADLINE_APPROACHING].contains(&name.as_str());
+                if has < *partitions && routed {
+                    to_grow.push(NewPartitions::new(name, *partitions as usize));
+                } else if has < *partitions {
                     problems.push(format!(
-                        "{name} has {} partitions, the partition map needs {partitions}",
-                        existing.partitions().len()
+                        "{name} has {has} partitions, the partition map needs {partitions}"
                     ));
                 }
             }
             _ => to_create.push((name.as_str(), *partitions)),
+        }
+    }
+    if !to_grow.is_empty() {
+        let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+        match admin.create_partitions(&to_grow, &options).await {
+            Ok(results) => {
+                for result in results {
+                    match result {
+                        Ok(name) => created.push(format!("{name} (partitions added)")),
+                        Err((name, code)) => {
+                            problems.push(format!("{name}: adding partitions: {code}"))
+                        }
+                    }
+                }
+            }
+            Err(e) => problems.extend(to_grow.iter().map(|t| {
+                format!(
+                    "{} needs {} partitions and the broker refused to add them ({e}): add them \
+                     with the cluster's own tools",
+                    t.topic_name, t.new_partition_count
+                )
+            })),
         }
     }
     let new_topics: Vec<NewTopic> = to_create
@@ -178,9 +206,15 @@ pub async fn create_topics(kafka: &KafkaConfig, replication: i32) -> anyhow::Res
 }
 
 /// A record ready to send.
+#[derive(Debug, Clone)]
 pub struct Outgoing {
     pub topic: String,
     pub key: Vec<u8>,
+    /// Where to write it; None = the producer's partitioner (by key).
+    pub partition: Option<i32>,
+    /// The record's timestamp; None = now. A routed copy keeps its original's, which is the
+    /// evaluation date of an event without `as_of`.
+    pub timestamp_ms: Option<i64>,
     pub payload: Vec<u8>,
     /// `idempotency_key` and, for dead letters, the reason: readable without decoding.
     pub headers: Vec<(&'static str, String)>,
@@ -208,12 +242,17 @@ pub async fn send_all(
                     value: Some(value.as_bytes()),
                 });
             }
-            let sent = producer.send_result(
-                FutureRecord::to(&record.topic)
-                    .key(&record.key)
-                    .payload(&record.payload)
-                    .headers(headers),
-            );
+            let mut future = FutureRecord::to(&record.topic)
+                .key(&record.key)
+                .payload(&record.payload)
+                .headers(headers);
+            if let Some(partition) = record.partition {
+                future = future.partition(partition);
+            }
+            if let Some(ms) = record.timestamp_ms {
+                future = future.timestamp(ms);
+            }
+            let sent = producer.send_result(future);
             match sent {
                 Ok(delivery) => {
                     pending.push_back((record.topic.as_str(), delivery));

@@ -5,7 +5,8 @@
 //! - [`topics`]: topic names and the partition map (`schemas/partition_map.json`).
 //! - [`kafka`]: client set-up (security), the idempotent producer, the consumer whose offsets
 //!   live in PostgreSQL, topic creation.
-//! - [`input`]: records as consumed, micro-batches, decoding, dead letters.
+//! - [`input`]: records as consumed, micro-batches, decoding, dead letters; [`routing`]: records
+//!   forwarded or fanned out to the partition that owns their users.
 //! - [`avro`], [`events`]: Avro payloads in the Confluent wire format through a schema registry,
 //!   and their Rust types.
 //! - [`postgres`]: the pool and the migrations of `schemas/migrations/`; [`offsets`]: consumer
@@ -28,6 +29,7 @@ pub mod offsets;
 pub mod postgres;
 pub mod registry;
 pub mod retry;
+pub mod routing;
 pub mod shutdown;
 pub mod topics;
 

@@ -23,6 +23,8 @@ pub const ERRORS: &str = "eligibility_errors_total";
 pub const LLM_REQUEST_DURATION: &str = "eligibility_llm_request_duration_seconds";
 pub const ORACLE_CHECKS: &str = "eligibility_oracle_checks_total";
 pub const EXPLANATION_FALLBACKS: &str = "eligibility_explanation_fallbacks_total";
+pub const RECORDS_ROUTED: &str = "eligibility_records_routed_total";
+pub const RULES_HELD: &str = "eligibility_rules_held";
 
 const BATCH_BUCKETS: &[f64] = &[
     1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0,

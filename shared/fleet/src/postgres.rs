@@ -13,6 +13,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0002_compact_store",
         include_str!("../../../schemas/migrations/0002_compact_store.sql"),
     ),
+    (
+        "0003_partition_owner",
+        include_str!("../../../schemas/migrations/0003_partition_owner.sql"),
+    ),
 ];
 
 /// A pool over `url` (TLS as the URL's `sslmode` asks; system trust store).

@@ -1,5 +1,6 @@
 //! Topic names and the partition map (`schemas/partition_map.json`): which states each partition
-//! of the profile topics carries, and where a producer must send a user's records.
+//! of the state-keyed topics carries, where a user's records belong, and which partitions a
+//! rule change concerns.
 
 use std::collections::BTreeMap;
 
@@ -113,6 +114,16 @@ impl PartitionMap {
         candidates[(hash % candidates.len() as u64) as usize]
     }
 
+    /// The partitions whose users a scheme of `state` covers: the state's, or every partition
+    /// for a central scheme (whose users are everywhere, the unassigned partition included).
+    pub fn partitions_of_scheme(&self, state: &str) -> Vec<i32> {
+        if state == "central" {
+            self.partitions.iter().map(|p| p.partition).collect()
+        } else {
+            self.partitions_of(Some(state))
+        }
+    }
+
     /// The partition's name in the map (a state, or a group of small states): the `state`
     /// label of the lag gauge.
     pub fn name_of(&self, partition: i32) -> &str {
@@ -170,6 +181,22 @@ mod tests {
         assert_eq!(map.partition_for(Some("atlantis"), "user-42"), 15);
         assert_eq!(map.states_of(&[6]), vec!["puducherry", "tamil_nadu"]);
         assert_eq!(map.name_of(13), "north");
+        assert_eq!(map.partitions_of_scheme("uttar_pradesh"), vec![0, 1]);
+        assert_eq!(map.partitions_of_scheme("central").len(), 16);
+    }
+
+    #[test]
+    fn the_rule_topics_have_the_profile_topics_partitions() {
+        // One worker owns a state's users and its rule changes only if both topics have the
+        // same partitions (the range assignor gives the same numbers of each to one member).
+        let map = partition_map();
+        for topic in [POLICY_RULES_UPDATED, SCHEME_DEADLINE_APPROACHING, PROFILE_ASSEMBLED] {
+            assert_eq!(
+                map.topics[topic].partitions,
+                map.topics[USER_METADATA_UPDATED].partitions,
+                "{topic}"
+            );
+        }
     }
 
     #[test]

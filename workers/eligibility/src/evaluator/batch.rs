@@ -1,7 +1,6 @@
 //! One micro-batch end to end: skip what PostgreSQL says is done, decode and validate (bad
 //! records become dead letters), run each user's pass, publish, commit, cache.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -11,6 +10,7 @@ use fleet::events::ProfileUpdate;
 use fleet::input::{Record, Rejected, decode};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
+use fleet::offsets::Offsets;
 use fleet::retry::{StepError, step, with_retries};
 use fleet::topics::*;
 use serde_json::Value as Json;
@@ -21,10 +21,7 @@ use super::pass::{self, OutEvent, Trigger, UserState};
 use super::store::{self, BatchWrite};
 
 /// Processes `records`; returns the next offsets now committed in PostgreSQL.
-pub async fn process(
-    pipeline: &mut Pipeline,
-    records: Vec<Record>,
-) -> anyhow::Result<HashMap<(String, i32), i64>> {
+pub async fn process(pipeline: &mut Pipeline, records: Vec<Record>) -> anyhow::Result<Offsets> {
     let done = pipeline.offsets.lock().expect("not poisoned").clone();
     let fresh: Vec<Record> = records
         .into_iter()
@@ -35,7 +32,7 @@ pub async fn process(
                     .is_none_or(|&next| r.offset >= next)
         })
         .collect();
-    let mut committed = HashMap::new();
+    let mut committed = Offsets::new();
     let (profiles, others): (Vec<Record>, Vec<Record>) = fresh
         .into_iter()
         .partition(|r| r.topic == USER_METADATA_UPDATED || r.topic == PROFILE_ASSEMBLED);
@@ -61,6 +58,8 @@ struct Work {
     profile: Profile,
     json: Json,
     as_of: Date,
+    /// The partition that owns the user (the partition map, by state and user id).
+    owner: i32,
 }
 
 fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Result<Work, Rejected> {
@@ -76,21 +75,22 @@ fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Resu
         )));
     }
     let as_of = record.as_of(update.as_of.as_deref()).map_err(reject)?;
+    let state = pass::state_of(&pipeline.book, &profile);
+    let owner = partition_map().partition_for(state.as_deref(), &update.user_id);
     Ok(Work {
         record: record.clone(),
         user_id: update.user_id,
         profile,
         json,
         as_of,
+        owner,
     })
 }
 
-async fn process_profiles(
-    pipeline: &Pipeline,
-    records: Vec<Record>,
-) -> anyhow::Result<HashMap<(String, i32), i64>> {
-    let mut next: HashMap<(String, i32), i64> = HashMap::new();
+async fn process_profiles(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::Result<Offsets> {
+    let mut next = Offsets::new();
     let mut work = Vec::new();
+    let mut forwards = Vec::new();
     let mut rejected = Vec::new();
     for record in &records {
         // A replay's range is the caller's: it neither reads nor writes offsets.
@@ -102,6 +102,11 @@ async fn process_profiles(
         }
         match decode::<ProfileUpdate>(&pipeline.codec, record).await {
             Ok(update) => match validate(pipeline, record, update) {
+                // Another worker owns this user: the record goes there, and is committed here
+                // with the forward (a replay evaluates what it is given).
+                Ok(w) if w.owner != record.partition && !pipeline.replay => {
+                    forwards.push(fleet::routing::copy_to(record, w.owner))
+                }
                 Ok(w) => work.push(w),
                 Err(r) => rejected.push(r),
             },
@@ -109,7 +114,7 @@ async fn process_profiles(
         }
     }
     let (users, audit, events) =
-        with_retries("internal", || attempt(pipeline, &work, &rejected, &next))
+        with_retries("internal", || attempt(pipeline, &work, &forwards, &rejected, &next))
             .await
             .map_err(|e| {
                 m::error(e.kind);
@@ -120,6 +125,9 @@ async fn process_profiles(
             })?;
     write_cache(pipeline, &users).await;
     record_metrics(pipeline, &records, &rejected, &audit, &events);
+    if !forwards.is_empty() {
+        metrics::counter!(m::RECORDS_ROUTED, "kind" => "forwarded").increment(forwards.len() as u64);
+    }
     Ok(next)
 }
 
@@ -130,8 +138,9 @@ type Attempt = (Vec<(String, UserState)>, Vec<PassAudit>, Vec<OutEvent>);
 async fn attempt(
     pipeline: &Pipeline,
     work: &[Work],
+    forwards: &[Outgoing],
     rejected: &[Rejected],
-    next: &HashMap<(String, i32), i64>,
+    next: &Offsets,
 ) -> Result<Attempt, StepError> {
     let mut ids: Vec<String> = work.iter().map(|w| w.user_id.clone()).collect();
     ids.sort_unstable();
@@ -172,6 +181,7 @@ async fn attempt(
     for r in rejected {
         outgoing.push(step("schema_registry", r.encode(&pipeline.codec).await)?);
     }
+    outgoing.extend(forwards.iter().cloned());
     step(
         "kafka_produce",
         m::time_store(
@@ -213,6 +223,8 @@ pub async fn encode_events(codec: &Codec, events: &[OutEvent]) -> anyhow::Result
         out.push(Outgoing {
             topic: topic.to_string(),
             key: event.user_id().as_bytes().to_vec(),
+            partition: None,
+            timestamp_ms: None,
             payload,
             headers: vec![("idempotency_key", event.idempotency_key().to_string())],
         });

@@ -8,6 +8,12 @@
 //!   `scheme.deadline.approaching`, which re-evaluate many users.
 //! - [`lag`]: the consumer-lag gauges.
 //!
+//! Ownership (docs/fleet.md "Ownership"): the group assigns each worker partitions of the
+//! state-keyed inputs (the same numbers in all four); the worker holds the rules of those
+//! partitions' states and the central ones, evaluates only its partitions' users, forwards a
+//! profile record found on another user's partition, and fans each rule or deadline record out
+//! to the partitions it concerns ([`fleet::routing`]). One worker thus writes each user.
+//!
 //! Delivery (DESIGN.md "Delivery guarantees"): a micro-batch's events are published and
 //! acknowledged before its PostgreSQL transaction (audit, verdicts, snapshots, offsets)
 //! commits; offsets resume from PostgreSQL, so a crash can repeat an event (same idempotency
@@ -22,7 +28,6 @@ pub mod rulebook;
 pub mod rules_store;
 pub mod store;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,6 +41,7 @@ use fleet::config::Config;
 use fleet::http::Health;
 use fleet::input::{Polled, poll_batch};
 use fleet::kafka::{Consumer, RebalanceTracker};
+use fleet::offsets::Offsets;
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
 use kernels::engine_select::Engine;
@@ -71,7 +77,11 @@ pub struct Pipeline {
     /// the GPU kernels.
     pub engine: Arc<Engine>,
     /// (topic, partition) → next offset to process, as committed in PostgreSQL.
-    pub offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
+    pub offsets: Arc<Mutex<Offsets>>,
+    /// The partitions this worker owns (the same numbers in every input topic), whose states'
+    /// rules the book holds: None before the group assigns any, and for `replay`, which
+    /// evaluates whatever it is given with every rule.
+    pub owned: Option<Vec<i32>>,
     pub health: Arc<Health>,
     /// `replay`: no offsets are read or written (the range is the caller's), and records a
     /// user has already moved past change nothing.
@@ -157,7 +167,11 @@ impl Pipeline {
         if seeded > 0 {
             tracing::info!(seeded, "rule versions seeded from the corpus");
         }
-        let book = Arc::new(load_book(&pool).await?);
+        let filled = store::fill_owner_partitions(&pool).await?;
+        if filled > 0 {
+            tracing::info!(filled, "owner partitions filled in for users stored before 0003");
+        }
+        let book = Arc::new(load_book(&pool, None).await?);
         let offsets = Arc::new(Mutex::new(fleet::offsets::load(&pool, group).await?));
         health.dependencies_answered();
         Ok(Pipeline {
@@ -169,6 +183,7 @@ impl Pipeline {
             book,
             engine: Arc::new(engine),
             offsets,
+            owned: None,
             health,
             replay,
             stats: Stats::default(),
@@ -179,20 +194,38 @@ impl Pipeline {
     pub async fn refresh_rules(&mut self) -> anyhow::Result<()> {
         let revision = rules_store::revision(&self.pool).await?;
         if revision != self.book.revision {
-            self.book = Arc::new(load_book(&self.pool).await?);
-            tracing::info!(
-                revision,
-                rules = self.book.rules.rules.len(),
-                "rules reloaded"
-            );
+            self.reload_rules().await?;
         }
+        metrics::gauge!(fleet::metrics::RULES_HELD).set(self.book.rules.rules.len() as f64);
+        Ok(())
+    }
+
+    /// Loads the rules of the owned partitions' states and the central ones.
+    async fn reload_rules(&mut self) -> anyhow::Result<()> {
+        self.book = Arc::new(load_book(&self.pool, self.owned.as_deref()).await?);
+        tracing::info!(
+            revision = self.book.revision,
+            rules = self.book.rules.rules.len(),
+            partitions = ?self.owned,
+            "rules loaded"
+        );
         Ok(())
     }
 }
 
-async fn load_book(pool: &Pool) -> anyhow::Result<RuleBook> {
+/// The active rules; with `owned`, only those of the partitions' states and the central ones
+/// (a worker holds what it can evaluate, docs/fleet.md "Ownership").
+async fn load_book(pool: &Pool, owned: Option<&[i32]>) -> anyhow::Result<RuleBook> {
     let catalogue = Catalogue::bundled();
-    let loaded = rules_store::load(pool, &catalogue).await?;
+    let mut loaded = rules_store::load(pool, &catalogue).await?;
+    if let Some(partitions) = owned {
+        let states = partition_map().states_of(partitions);
+        let held = std::mem::take(&mut loaded.rules.rules)
+            .into_iter()
+            .filter(|r| r.is_central() || states.contains(&r.state.as_str()))
+            .collect();
+        loaded.rules = engine::RuleSet::from_rules(held);
+    }
     RuleBook::new(catalogue, loaded)
 }
 
@@ -231,6 +264,11 @@ pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> any
                 fleet::metrics::TRANSITION_EVENTS,
                 "kind",
                 &["new_match", "lost", "partial_match"],
+            ),
+            (
+                fleet::metrics::RECORDS_ROUTED,
+                "kind",
+                &["forwarded", "fanned_out"],
             ),
         ],
     );
@@ -289,12 +327,19 @@ async fn idle_upkeep(
     tracker: &RebalanceTracker,
     generation: &mut u64,
 ) -> anyhow::Result<()> {
-    let current = tracker.assignment.lock().expect("not poisoned").generation;
+    let (current, mut owned) = {
+        let assignment = tracker.assignment.lock().expect("not poisoned");
+        let owned: Vec<i32> = assignment.partitions.iter().map(|(_, p)| *p).collect();
+        (assignment.generation, owned)
+    };
     if current != *generation {
         let offsets = fleet::offsets::load(&pipeline.pool, &pipeline.group).await?;
         *pipeline.offsets.lock().expect("not poisoned") = offsets;
         *generation = current;
-        pipeline.book = Arc::new(load_book(&pipeline.pool).await?);
+        owned.sort_unstable();
+        owned.dedup();
+        pipeline.owned = Some(owned);
+        pipeline.reload_rules().await?;
     }
     pipeline.refresh_rules().await?;
     pipeline.health.dependencies_answered();

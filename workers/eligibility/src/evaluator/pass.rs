@@ -167,7 +167,7 @@ pub fn idempotency_key(user: &str, scheme: &str, version: u32, input_hash: &str)
     format!("{user}:{scheme}:v{version}:{input_hash}")
 }
 
-fn state_of(book: &RuleBook, profile: &Profile) -> Option<String> {
+pub fn state_of(book: &RuleBook, profile: &Profile) -> Option<String> {
     let field = book.catalogue.id("demographics.state")?;
     match profile.get(field)? {
         engine::value::FieldValue::Scalar(engine::value::Scalar::Str(s)) => Some(s.clone()),

@@ -1,8 +1,17 @@
-//! `policy.rules.updated` (validate, store the version, publish conflicts, reload, re-evaluate
-//! the users the rule covers) and `scheme.deadline.approaching` (re-evaluate a scheme's users
-//! on the new date). Users are re-evaluated in pages, each page published and committed like a
-//! micro-batch; the record's offset is committed with the last page, so a crash re-runs the
-//! whole event, which changes nothing for pages already done.
+//! `policy.rules.updated` and `scheme.deadline.approaching`: the records that re-evaluate many
+//! users.
+//!
+//! A producer's record (the original) is handled once, by whichever worker reads it: a rule
+//! version is validated, checked against the stored versions, its conflicts published and the
+//! version stored; a deadline's scheme is looked up. Then the record is fanned out
+//! ([`fleet::routing`]): one copy to each partition that carries the scheme's users. The owner
+//! of each partition re-evaluates that partition's users on the copy, in order with their
+//! profile updates, so no other worker ever writes them. (A `replay` re-evaluates every user
+//! of the scheme itself.)
+//!
+//! Users are re-evaluated in pages, each page published and committed like a micro-batch; the
+//! record's offset is committed with the last page, so a crash re-runs the whole record, which
+//! changes nothing for pages already done.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
@@ -11,13 +20,15 @@ use engine::columns::ProfileColumns;
 use engine::conflicts::detect;
 use engine::load::parse_rule_yaml;
 use engine::program::Program;
-use engine::{Date, Outcome};
+use engine::{Catalogue, Date, Outcome};
 use engine::{Rule, RuleSet};
 use fleet::events::{DeadlineApproaching, RuleConflictDetected, RulesUpdate};
 use fleet::input::{Record, Rejected, decode};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
+use fleet::offsets::Offsets;
 use fleet::retry::{StepError, step};
+use fleet::routing;
 use fleet::topics::*;
 use kernels::engine_select::EngineUsed;
 
@@ -31,7 +42,13 @@ use super::store::{self, BatchWrite};
 /// Users re-evaluated per page.
 const PAGE: i64 = 5000;
 
-type Offsets = HashMap<(String, i32), i64>;
+/// What a rule or deadline record changes: a scheme's verdicts, on a date.
+struct Change {
+    scheme: String,
+    /// The scheme's state (`central` for a central scheme): which partitions it concerns.
+    state: String,
+    as_of: Date,
+}
 
 pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<Offsets> {
     let offsets: Offsets = if pipeline.replay {
@@ -39,22 +56,30 @@ pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<
     } else {
         [((record.topic.clone(), record.partition), record.offset + 1)].into()
     };
-    let outcome = match record.topic.as_str() {
-        POLICY_RULES_UPDATED => rules_updated(pipeline, &record).await?,
-        SCHEME_DEADLINE_APPROACHING => deadline(pipeline, &record).await?,
-        other => anyhow::bail!("the evaluator does not consume {other}"),
+    let copy = routing::is_copy(&record);
+    let change = match (record.topic.as_str(), copy) {
+        (POLICY_RULES_UPDATED, false) => rules_updated(pipeline, &record).await?,
+        (POLICY_RULES_UPDATED, true) => rule_of_copy(pipeline, &record).await,
+        (SCHEME_DEADLINE_APPROACHING, _) => deadline(pipeline, &record, copy).await?,
+        (other, _) => anyhow::bail!("the evaluator does not consume {other}"),
     };
-    match outcome {
+    match change {
         Err(rejected) => dead_letter(pipeline, &record, rejected, &offsets).await?,
-        Ok((scheme, as_of)) => {
-            reevaluate_scheme(pipeline, &record, &scheme, as_of, &offsets).await?
+        Ok(change) if copy => {
+            reevaluate_scheme(pipeline, &record, &change, Some(record.partition), &offsets).await?
         }
+        Ok(change) if pipeline.replay => {
+            reevaluate_scheme(pipeline, &record, &change, None, &offsets).await?
+        }
+        Ok(change) => fan_out(pipeline, &record, &change, &offsets).await?,
     }
     Ok(offsets)
 }
 
-type Handled = Result<(String, Date), Rejected>;
+type Handled = Result<Change, Rejected>;
 
+/// The original of a rule version: validated against every stored rule (not only the ones this
+/// worker holds), conflicts published, stored.
 async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Handled> {
     let update: RulesUpdate = match decode(&pipeline.codec, record).await {
         Ok(u) => u,
@@ -72,15 +97,20 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
         Ok(d) => d,
         Err(reason) => return Ok(Err(Rejected::validation(record, reason))),
     };
-    if let Err(reason) = check_new_version(&pipeline.book.rules, &rule) {
+    let stored = rules_store::load(&pipeline.pool, &Catalogue::bundled())
+        .await?
+        .rules;
+    if let Err(reason) = check_new_version(&stored, &rule) {
         return Ok(Err(Rejected::validation(record, reason)));
     }
-    let conflicts = conflict_events(pipeline, &rule);
+    let conflicts = conflict_events(catalogue, &stored, &rule);
     let mut outgoing = Vec::new();
     for event in &conflicts {
         outgoing.push(Outgoing {
             topic: RULE_CONFLICT_DETECTED.to_string(),
             key: rule.scheme_id.as_bytes().to_vec(),
+            partition: None,
+            timestamp_ms: None,
             payload: pipeline.codec.encode(RULE_CONFLICT_DETECTED, event).await?,
             headers: vec![("idempotency_key", event.idempotency_key.clone())],
         });
@@ -104,7 +134,29 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
     pipeline.refresh_rules().await?;
     tracing::info!(rule_id = %rule.rule_id, scheme = %rule.scheme_id, version = rule.version,
         conflicts = conflicts.len(), "rule version stored");
-    Ok(Ok((rule.scheme_id.clone(), as_of)))
+    Ok(Ok(Change {
+        scheme: rule.scheme_id,
+        state: rule.state,
+        as_of,
+    }))
+}
+
+/// A fanned-out copy of a rule version the original's reader already validated and stored.
+async fn rule_of_copy(pipeline: &Pipeline, record: &Record) -> Handled {
+    let update: RulesUpdate = decode(&pipeline.codec, record).await?;
+    let rule = parse_rule_yaml(&pipeline.book.catalogue, &update.rule_yaml, &record.source())
+        .map_err(|problems| {
+            let report = engine::ValidationReport { problems };
+            Rejected::validation(record, format!("rule: {report}"))
+        })?;
+    let as_of = record
+        .as_of(update.as_of.as_deref())
+        .map_err(|reason| Rejected::validation(record, reason))?;
+    Ok(Change {
+        scheme: rule.scheme_id,
+        state: rule.state,
+        as_of,
+    })
 }
 
 /// A new version must not reuse a rule id for other content, and must be above the scheme's
@@ -135,18 +187,17 @@ fn check_new_version(rules: &RuleSet, rule: &Rule) -> Result<(), String> {
     }
 }
 
-/// The conflicts (spec §5) that the new rule takes part in.
-fn conflict_events(pipeline: &Pipeline, rule: &Rule) -> Vec<RuleConflictDetected> {
-    let mut rules: Vec<Rule> = pipeline
-        .book
-        .rules
+/// The conflicts (docs/semantics.md "Conflicts") that the new rule takes part in, among every
+/// stored rule.
+fn conflict_events(catalogue: &Catalogue, stored: &RuleSet, rule: &Rule) -> Vec<RuleConflictDetected> {
+    let mut rules: Vec<Rule> = stored
         .rules
         .iter()
         .filter(|r| r.rule_id != rule.rule_id)
         .cloned()
         .collect();
     rules.push(rule.clone());
-    let report = detect(&pipeline.book.catalogue, &RuleSet::from_rules(rules));
+    let report = detect(catalogue, &RuleSet::from_rules(rules));
     report
         .conflicts
         .into_iter()
@@ -169,7 +220,9 @@ fn conflict_events(pipeline: &Pipeline, rule: &Rule) -> Vec<RuleConflictDetected
         .collect()
 }
 
-async fn deadline(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Handled> {
+/// A deadline: on the original, the scheme's state is looked up among the stored rules (this
+/// worker may hold none of them); on a copy, this worker holds the scheme.
+async fn deadline(pipeline: &Pipeline, record: &Record, copy: bool) -> anyhow::Result<Handled> {
     let event: DeadlineApproaching = match decode(&pipeline.codec, record).await {
         Ok(e) => e,
         Err(r) => return Ok(Err(r)),
@@ -178,19 +231,59 @@ async fn deadline(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Ha
         Ok(d) => d,
         Err(reason) => return Ok(Err(Rejected::validation(record, reason))),
     };
-    if !pipeline
-        .book
-        .rules
-        .rules
-        .iter()
-        .any(|r| r.scheme_id == event.scheme_id)
-    {
+    let state: Option<String> = if copy {
+        pipeline
+            .book
+            .rules
+            .rules
+            .iter()
+            .find(|r| r.scheme_id == event.scheme_id)
+            .map(|r| r.state.clone())
+    } else {
+        rules_store::state_of_scheme(&pipeline.pool, &event.scheme_id).await?
+    };
+    let Some(state) = state else {
         return Ok(Err(Rejected::validation(
             record,
             format!("scheme_id: no rule for scheme {:?}", event.scheme_id),
         )));
-    }
-    Ok(Ok((event.scheme_id, as_of)))
+    };
+    Ok(Ok(Change {
+        scheme: event.scheme_id,
+        state,
+        as_of,
+    }))
+}
+
+/// Sends a copy of the original to every partition that carries the scheme's users, then
+/// commits the original's offset: a crash in between sends the copies again, and a repeated
+/// copy re-evaluates users whose verdicts are already current, which writes nothing.
+async fn fan_out(
+    pipeline: &Pipeline,
+    record: &Record,
+    change: &Change,
+    offsets: &Offsets,
+) -> anyhow::Result<()> {
+    let copies: Vec<Outgoing> = partition_map()
+        .partitions_of_scheme(&change.state)
+        .into_iter()
+        .map(|p| routing::copy_to(record, p))
+        .collect();
+    fleet::kafka::send_all(&pipeline.producer, &copies).await?;
+    store::commit_batch(
+        &pipeline.pool,
+        &pipeline.group,
+        &BatchWrite {
+            offsets: offsets.clone(),
+            ..BatchWrite::default()
+        },
+    )
+    .await?;
+    record_metrics(pipeline, std::slice::from_ref(record), &[], &[], &[]);
+    metrics::counter!(m::RECORDS_ROUTED, "kind" => "fanned_out").increment(copies.len() as u64);
+    tracing::info!(scheme = %change.scheme, source = %record.source(), partitions = copies.len(),
+        "fanned out to the partitions of the scheme's users");
+    Ok(())
 }
 
 async fn dead_letter(
@@ -221,23 +314,22 @@ async fn dead_letter(
 }
 
 /// Re-evaluates every stored user the scheme covers (its state's users, or everyone for a
-/// central scheme), page by page: verdicts from the CPU batch evaluator, traces where gaps may
-/// exist.
+/// central scheme) on `partition` (every partition for a replay), page by page: verdicts from
+/// the batch engine, traces where gaps may exist.
 async fn reevaluate_scheme(
     pipeline: &Pipeline,
     record: &Record,
-    scheme: &str,
-    as_of: Date,
+    change: &Change,
+    partition: Option<i32>,
     offsets: &Offsets,
 ) -> anyhow::Result<()> {
-    let state: Option<String> = pipeline
-        .book
-        .rules
-        .rules
-        .iter()
-        .rev()
-        .find(|r| r.scheme_id == scheme && !r.is_central())
-        .map(|r| r.state.clone());
+    let Change {
+        scheme,
+        state,
+        as_of,
+    } = change;
+    let as_of = *as_of;
+    let state: Option<&str> = (state != "central").then_some(state.as_str());
     let schemes: BTreeSet<String> = [scheme.to_string()].into();
     let started = Instant::now();
     let mut after = String::new();
@@ -247,9 +339,10 @@ async fn reevaluate_scheme(
         let rows = client
             .query(
                 "SELECT user_id FROM profile_current
-                 WHERE ($1::text IS NULL OR state = $1) AND user_id > $2
-                 ORDER BY user_id LIMIT $3",
-                &[&state, &after, &PAGE],
+                 WHERE ($1::text IS NULL OR state = $1) AND ($2::int IS NULL OR owner_partition = $2)
+                       AND user_id > $3
+                 ORDER BY user_id LIMIT $4",
+                &[&state, &partition, &after, &PAGE],
             )
             .await?;
         drop(client);

@@ -16,6 +16,20 @@ pub async fn revision(pool: &Pool) -> anyhow::Result<i64> {
         .get(0))
 }
 
+/// The state of a scheme's newest active version (`central` for a central scheme), or None
+/// when no active rule has that scheme.
+pub async fn state_of_scheme(pool: &Pool, scheme: &str) -> anyhow::Result<Option<String>> {
+    let client = pool.get().await?;
+    Ok(client
+        .query_opt(
+            "SELECT state FROM eligibility_rules WHERE scheme_id = $1 AND is_active
+             ORDER BY rule_version DESC LIMIT 1",
+            &[&scheme],
+        )
+        .await?
+        .map(|r| r.get(0)))
+}
+
 /// Inserts the rules of `set` that the table does not have yet (the corpus shipped with the
 /// image seeds a new database; versions published later through Kafka are kept).
 pub async fn seed(pool: &Pool, set: &RuleSet) -> anyhow::Result<usize> {

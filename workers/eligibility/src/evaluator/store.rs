@@ -8,6 +8,7 @@ use deadpool_postgres::Pool;
 use engine::transitions::Known;
 use engine::{Date, Outcome, Profile};
 use fleet::metrics::time_store;
+use fleet::topics::partition_map;
 use serde_json::Value as Json;
 
 use super::audit::PassAudit;
@@ -190,6 +191,7 @@ async fn write_profiles(
     let mut topics = Vec::new();
     let mut partitions = Vec::new();
     let mut offsets = Vec::new();
+    let mut owners = Vec::new();
     let mut snapshot_hashes = Vec::new();
     let mut snapshot_jsons = Vec::new();
     for (user_id, user) in users {
@@ -207,6 +209,7 @@ async fn write_profiles(
         topics.push(p.position.topic.clone());
         partitions.push(p.position.partition);
         offsets.push(p.position.offset);
+        owners.push(partition_map().partition_for(p.state.as_deref(), user_id));
     }
     if ids.is_empty() {
         return Ok(());
@@ -220,18 +223,49 @@ async fn write_profiles(
     .await?;
     tx.execute(
         "INSERT INTO profile_current (user_id, input_hash, state, as_of, source_topic,
-                                      source_partition, source_offset)
-         SELECT u, h, s, d::date, t, p, o
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[])
-              AS x(u, h, s, d, t, p, o)
+                                      source_partition, source_offset, owner_partition)
+         SELECT u, h, s, d::date, t, p, o, w
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
+                     $7::bigint[], $8::int[])
+              AS x(u, h, s, d, t, p, o, w)
          ON CONFLICT (user_id) DO UPDATE SET input_hash = EXCLUDED.input_hash, state = EXCLUDED.state,
              as_of = EXCLUDED.as_of, source_topic = EXCLUDED.source_topic,
              source_partition = EXCLUDED.source_partition, source_offset = EXCLUDED.source_offset,
-             updated_at = now()",
-        &[&ids, &hashes, &states, &dates, &topics, &partitions, &offsets],
+             owner_partition = EXCLUDED.owner_partition, updated_at = now()",
+        &[&ids, &hashes, &states, &dates, &topics, &partitions, &offsets, &owners],
     )
     .await?;
     Ok(())
+}
+
+/// Fills in `owner_partition` for users stored before the column existed (migration 0003), in
+/// pages; a no-op once every row has one. Returns the rows filled.
+pub async fn fill_owner_partitions(pool: &Pool) -> anyhow::Result<u64> {
+    let client = pool.get().await?;
+    let mut filled = 0;
+    loop {
+        let rows = client
+            .query(
+                "SELECT user_id, state FROM profile_current WHERE owner_partition IS NULL LIMIT 10000",
+                &[],
+            )
+            .await?;
+        if rows.is_empty() {
+            return Ok(filled);
+        }
+        let ids: Vec<&str> = rows.iter().map(|r| r.get(0)).collect();
+        let owners: Vec<i32> = rows
+            .iter()
+            .map(|r| partition_map().partition_for(r.get(1), r.get(0)))
+            .collect();
+        filled += client
+            .execute(
+                "UPDATE profile_current c SET owner_partition = x.w
+                 FROM unnest($1::text[], $2::int[]) AS x(u, w) WHERE c.user_id = x.u",
+                &[&ids, &owners],
+            )
+            .await?;
+    }
 }
 
 /// The passes' audit records: binary `COPY` into a per-session staging table, then one insert

@@ -259,6 +259,8 @@ async fn attempt(
         outgoing.push(Outgoing {
             topic: ELIGIBILITY_EXPLAINED.to_string(),
             key: e.user_id.as_bytes().to_vec(),
+            partition: None,
+            timestamp_ms: None,
             payload,
             headers: vec![("idempotency_key", e.idempotency_key.clone())],
         });
