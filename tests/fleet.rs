@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use engine::{Catalogue, Date, Profile, RuleSet};
@@ -979,5 +979,354 @@ fn audit_verify(s: &Setup, user: &str, scheme: &str) -> Verified {
         status: output.status,
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The sum over `workers` of one series of their `/metrics`.
+fn metric_sum(workers: &[Worker], series: &str) -> f64 {
+    workers
+        .iter()
+        .flat_map(|w| {
+            let body = w.http_get("/metrics").1;
+            body.lines()
+                .filter_map(|l| l.strip_prefix(series)?.trim().parse::<f64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+/// What a full re-evaluation gives for `profile` with the active rules PostgreSQL holds now:
+/// scheme → (rule id, verdict, score) of each scheme in effect for the profile's state.
+async fn full_reevaluation(
+    pool: &deadpool_postgres::Pool,
+    profile: &serde_json::Value,
+) -> BTreeMap<String, (String, String, i16)> {
+    let catalogue = Catalogue::bundled();
+    let client = pool.get().await.unwrap();
+    let documents: Vec<(String, String)> = client
+        .query(
+            "SELECT rule_id, rule_yaml FROM eligibility_rules WHERE is_active",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let rules = RuleSet::from_documents(&catalogue, &documents).unwrap();
+    let as_of = Date::parse(AS_OF).unwrap();
+    let parsed = Profile::from_json(&catalogue, profile, "test").unwrap();
+    let state = profile["demographics"]["state"].as_str();
+    RuleSet::for_state(rules.in_effect(as_of), state)
+        .into_iter()
+        .filter_map(|r| {
+            let e = engine::evaluate(&catalogue, r, &parsed, as_of).ok()?;
+            let verdict = e.verdict.name().to_string();
+            Some((
+                r.scheme_id.clone(),
+                (r.rule_id.clone(), verdict, i16::from(e.match_score)),
+            ))
+        })
+        .collect()
+}
+
+/// The verdicts stored for `user`: scheme → (rule id, verdict, score).
+async fn stored_verdicts(
+    pool: &deadpool_postgres::Pool,
+    user: &str,
+) -> BTreeMap<String, (String, String, i16)> {
+    let client = pool.get().await.unwrap();
+    client
+        .query(
+            "SELECT scheme_id, rule_id, verdict, match_score FROM current_verdicts WHERE user_id = $1",
+            &[&user],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_record_a_stock_producer_put_on_any_partition_is_evaluated_once_by_its_owner() {
+    let _turn = TURN.lock().await;
+    let s = setup("e2e_stock_producer").await;
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(&s.stack, &s.database_url, &s.group, &[]))
+        .collect();
+    for w in &workers {
+        w.wait_ready(Duration::from_secs(60));
+    }
+    let states = ["karnataka", "tamil_nadu", "bihar", "uttar_pradesh", "delhi"];
+    let users: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            let user = unique(&format!("stock{i}"));
+            profile_json(
+                &user,
+                40 + (i % 30) as i64,
+                i % 2 == 0,
+                states[i % states.len()],
+            )
+        })
+        .collect();
+    // A stock producer: no partition given, so the client's default partitioner hashes the key
+    // (the user id), ignoring the partition map.
+    let mut misplaced = 0;
+    for p in &users {
+        let user = p["user_id"].as_str().unwrap();
+        let landed = s
+            .kafka
+            .send(
+                USER_METADATA_UPDATED,
+                None,
+                user,
+                &profile_update(user, p, AS_OF),
+            )
+            .await;
+        if landed != partition_of(p) {
+            misplaced += 1;
+        }
+    }
+    assert!(
+        misplaced > 0,
+        "the default partitioner agreed with the map for every user"
+    );
+    eventually(Duration::from_secs(90), "every user evaluated", || async {
+        let n = count(&s.pool, "SELECT count(*) FROM profile_current").await;
+        (n as usize == users.len()).then_some(())
+    })
+    .await;
+    let forwarded = eventually(Duration::from_secs(15), "forwards counted", || async {
+        let n = metric_sum(
+            &workers,
+            "eligibility_records_routed_total{kind=\"forwarded\"}",
+        );
+        (n as usize >= misplaced).then_some(n as usize)
+    })
+    .await;
+    assert_eq!(forwarded, misplaced, "each misplaced record forwarded once");
+
+    let client = s.pool.get().await.unwrap();
+    for p in &users {
+        let user = p["user_id"].as_str().unwrap();
+        // Evaluated from its owner's partition, by one pass with every scheme in effect.
+        let row = client
+            .query_one(
+                "SELECT source_partition, owner_partition FROM profile_current WHERE user_id = $1",
+                &[&user],
+            )
+            .await
+            .unwrap();
+        let (source, owner): (i32, i32) = (row.get(0), row.get(1));
+        assert_eq!(owner, partition_of(p), "{user}: the map's partition");
+        assert_eq!(source, owner, "{user} evaluated from partition {source}");
+        let passes: i64 = client
+            .query_one(
+                "SELECT count(*) FROM evaluation_passes WHERE user_id = $1",
+                &[&user],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(passes, 1, "{user}: evaluated once");
+        assert_eq!(
+            audit_rows(&s.pool, user).await as usize,
+            expected_evaluations(p, None)
+        );
+    }
+    // One pass summary per user: no record was evaluated twice (or on two workers).
+    let summaries: Vec<EligibilityBatchComputed> = s
+        .kafka
+        .read_until(
+            &s.marks,
+            ELIGIBILITY_BATCH_COMPUTED,
+            Duration::from_secs(30),
+            |items: &[EligibilityBatchComputed]| items.len() >= users.len(),
+        )
+        .await;
+    let ours: HashSet<&str> = users
+        .iter()
+        .map(|p| p["user_id"].as_str().unwrap())
+        .collect();
+    let mut per_user: HashMap<&str, usize> = HashMap::new();
+    for e in summaries
+        .iter()
+        .filter(|e| ours.contains(e.user_id.as_str()))
+    {
+        *per_user.entry(e.user_id.as_str()).or_default() += 1;
+    }
+    assert_eq!(per_user.len(), users.len(), "a summary for every user");
+    assert!(per_user.values().all(|&n| n == 1), "{per_user:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_profile_or_verdict_back()
+ {
+    let _turn = TURN.lock().await;
+    let s = setup("e2e_interleave").await;
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(&s.stack, &s.database_url, &s.group, &["--max-batch", "5"]))
+        .collect();
+    for w in &workers {
+        w.wait_ready(Duration::from_secs(60));
+    }
+    let catalogue = Catalogue::bundled();
+    // Karnataka citizens around the pension age, which the rule change moves from 60 to 55.
+    // Version 1 of each profile also moves income across other schemes' thresholds: a stale
+    // write of the user's verdicts would leave those wrong, and nothing later corrects them.
+    let users: Vec<String> = (0..300).map(|i| unique(&format!("mix{i}"))).collect();
+    let version = |user: &str, step: i64| {
+        let i = users.iter().position(|u| u == user).unwrap() as i64;
+        let mut p = profile_json(user, 52 + (i + step) % 10, (i + step) % 2 == 0, "karnataka");
+        p["economic"]["annual_income"] = (96_000 + step * (150_000 + i * 500)).into();
+        p
+    };
+    const LAST: i64 = 1;
+    for user in &users {
+        let p = version(user, 0);
+        s.kafka
+            .send(
+                USER_METADATA_UPDATED,
+                Some(partition_of(&p)),
+                user,
+                &profile_update(user, &p, AS_OF),
+            )
+            .await;
+    }
+    eventually(Duration::from_secs(60), "first evaluations", || async {
+        let n = count(&s.pool, "SELECT count(*) FROM profile_current").await;
+        (n as usize == users.len()).then_some(())
+    })
+    .await;
+
+    // Watch profile_current while the rule change and new profiles race: a user's stored
+    // position (offset on its owner partition) must never go back.
+    let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let pool = s.pool.clone();
+        let watching = watching.clone();
+        tokio::spawn(async move {
+            let mut seen: HashMap<String, i64> = HashMap::new();
+            let mut regressions = Vec::new();
+            let mut polls = 0;
+            while watching.load(std::sync::atomic::Ordering::Relaxed) {
+                let client = pool.get().await.unwrap();
+                for row in client
+                    .query("SELECT user_id, source_offset FROM profile_current", &[])
+                    .await
+                    .unwrap()
+                {
+                    let (user, offset): (String, i64) = (row.get(0), row.get(1));
+                    let last = seen.entry(user.clone()).or_insert(offset);
+                    if offset < *last {
+                        regressions.push((user, *last, offset));
+                    }
+                    *last = offset.max(*last);
+                }
+                polls += 1;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            (polls, regressions)
+        })
+    };
+
+    let v1 = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../schemes/karnataka/old_age_pension.yaml"),
+    )
+    .unwrap();
+    let v2 = v1
+        .replace(
+            "rule_id: \"rule_ka_oap_001\"",
+            "rule_id: \"rule_ka_oap_002\"",
+        )
+        .replace("version: 1", "version: 2")
+        .replace(
+            "operator: \"gte\", value: 60",
+            "operator: \"gte\", value: 55",
+        );
+    let update = RulesUpdate {
+        event_id: unique("rule"),
+        rule_yaml: v2,
+        author: "e2e".into(),
+        reason: Some("pension age lowered".into()),
+        as_of: Some(AS_OF.into()),
+    };
+    // The rule change first, then the next version of every profile right behind it.
+    s.kafka.send(POLICY_RULES_UPDATED, None, OAP, &update).await;
+    for step in 1..=LAST {
+        for user in &users {
+            let p = version(user, step);
+            s.kafka
+                .send(
+                    USER_METADATA_UPDATED,
+                    Some(partition_of(&p)),
+                    user,
+                    &profile_update(user, &p, AS_OF),
+                )
+                .await;
+        }
+    }
+    // Done when every user holds its last profile and the rule change's copies are committed.
+    let finals: HashMap<&str, String> = users
+        .iter()
+        .map(|u| {
+            let p = Profile::from_json(&catalogue, &version(u, LAST), "test").unwrap();
+            (u.as_str(), p.input_snapshot_hash)
+        })
+        .collect();
+    let copies = partition_map().partitions_of_scheme("karnataka").len() as i64;
+    let rule_marks: i64 = s
+        .marks
+        .elements()
+        .iter()
+        .filter(|e| e.topic() == POLICY_RULES_UPDATED)
+        .filter_map(|e| match e.offset() {
+            rdkafka::Offset::Offset(o) => Some(o),
+            _ => None,
+        })
+        .sum();
+    eventually(
+        Duration::from_secs(90),
+        "last profiles and the rule change done",
+        || async {
+            let client = s.pool.get().await.unwrap();
+            let current: HashMap<String, String> = client
+                .query("SELECT user_id, input_hash FROM profile_current", &[])
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            let rules_done: i64 = client
+                .query_one(
+                    "SELECT coalesce(sum(next_offset), 0)::int8 FROM consumer_offsets
+                 WHERE consumer_group = $1 AND topic = $2",
+                    &[&s.group, &POLICY_RULES_UPDATED],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            let profiles_done = finals
+                .iter()
+                .all(|(u, h)| current.get(*u).is_some_and(|c| c == h));
+            (profiles_done && rules_done == rule_marks + 1 + copies).then_some(())
+        },
+    )
+    .await;
+    watching.store(false, std::sync::atomic::Ordering::Relaxed);
+    let (polls, regressions) = watcher.await.unwrap();
+    assert!(polls > 10, "profile_current was watched ({polls} polls)");
+    assert!(
+        regressions.is_empty(),
+        "profiles written back: {regressions:?}"
+    );
+
+    // Every user's verdicts are those of its last profile under the new rule.
+    for user in &users {
+        let expected = full_reevaluation(&s.pool, &version(user, LAST)).await;
+        assert_eq!(expected[OAP].0, "rule_ka_oap_002");
+        assert_eq!(stored_verdicts(&s.pool, user).await, expected, "{user}");
     }
 }

@@ -234,18 +234,26 @@ impl Kafka {
         }
     }
 
+    /// Sends `item` to `partition`, or where the client's default partitioner puts `key` (a
+    /// stock producer); returns the partition it landed on.
     pub async fn send(
         &self,
         topic: &str,
         partition: Option<i32>,
         key: &str,
         item: &impl Serialize,
-    ) {
+    ) -> i32 {
         let payload = self.codec.encode(topic, item).await.expect("encodes");
-        self.send_raw(topic, partition, key, payload).await;
+        self.send_raw(topic, partition, key, payload).await
     }
 
-    pub async fn send_raw(&self, topic: &str, partition: Option<i32>, key: &str, payload: Vec<u8>) {
+    pub async fn send_raw(
+        &self,
+        topic: &str,
+        partition: Option<i32>,
+        key: &str,
+        payload: Vec<u8>,
+    ) -> i32 {
         use rdkafka::producer::FutureRecord;
         let mut record = FutureRecord::to(topic).key(key).payload(&payload);
         if let Some(p) = partition {
@@ -255,7 +263,8 @@ impl Kafka {
             .send(record, Duration::from_secs(10))
             .await
             .map_err(|(e, _)| e)
-            .expect("the broker acknowledges");
+            .expect("the broker acknowledges")
+            .partition
     }
 
     /// The end offsets of every partition of `topics` now: a reader from here sees only what

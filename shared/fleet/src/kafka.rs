@@ -145,7 +145,8 @@ pub async fn create_topics(kafka: &KafkaConfig, replication: i32) -> anyhow::Res
         match metadata.topics().iter().find(|t| t.name() == name) {
             Some(existing) if !existing.partitions().is_empty() => {
                 let has = existing.partitions().len() as i32;
-                let routed = [POLICY_RULES_UPDATED, SCHEME_DEADLINE_APPROACHING].contains(&name.as_str());
+                let routed =
+                    [POLICY_RULES_UPDATED, SCHEME_DEADLINE_APPROACHING].contains(&name.as_str());
                 if has < *partitions && routed {
                     to_grow.push(NewPartitions::new(name, *partitions as usize));
                 } else if has < *partitions {

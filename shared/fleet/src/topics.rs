@@ -190,10 +190,13 @@ mod tests {
         // One worker owns a state's users and its rule changes only if both topics have the
         // same partitions (the range assignor gives the same numbers of each to one member).
         let map = partition_map();
-        for topic in [POLICY_RULES_UPDATED, SCHEME_DEADLINE_APPROACHING, PROFILE_ASSEMBLED] {
+        for topic in [
+            POLICY_RULES_UPDATED,
+            SCHEME_DEADLINE_APPROACHING,
+            PROFILE_ASSEMBLED,
+        ] {
             assert_eq!(
-                map.topics[topic].partitions,
-                map.topics[USER_METADATA_UPDATED].partitions,
+                map.topics[topic].partitions, map.topics[USER_METADATA_UPDATED].partitions,
                 "{topic}"
             );
         }

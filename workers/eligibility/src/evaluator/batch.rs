@@ -113,20 +113,22 @@ async fn process_profiles(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::
             Err(r) => rejected.push(r),
         }
     }
-    let (users, audit, events) =
-        with_retries("internal", || attempt(pipeline, &work, &forwards, &rejected, &next))
-            .await
-            .map_err(|e| {
-                m::error(e.kind);
-                anyhow::anyhow!(
-                    "micro-batch of {} records failed after retries: {e}",
-                    records.len()
-                )
-            })?;
+    let (users, audit, events) = with_retries("internal", || {
+        attempt(pipeline, &work, &forwards, &rejected, &next)
+    })
+    .await
+    .map_err(|e| {
+        m::error(e.kind);
+        anyhow::anyhow!(
+            "micro-batch of {} records failed after retries: {e}",
+            records.len()
+        )
+    })?;
     write_cache(pipeline, &users).await;
     record_metrics(pipeline, &records, &rejected, &audit, &events);
     if !forwards.is_empty() {
-        metrics::counter!(m::RECORDS_ROUTED, "kind" => "forwarded").increment(forwards.len() as u64);
+        metrics::counter!(m::RECORDS_ROUTED, "kind" => "forwarded")
+            .increment(forwards.len() as u64);
     }
     Ok(next)
 }

@@ -169,7 +169,10 @@ impl Pipeline {
         }
         let filled = store::fill_owner_partitions(&pool).await?;
         if filled > 0 {
-            tracing::info!(filled, "owner partitions filled in for users stored before 0003");
+            tracing::info!(
+                filled,
+                "owner partitions filled in for users stored before 0003"
+            );
         }
         let book = Arc::new(load_book(&pool, None).await?);
         let offsets = Arc::new(Mutex::new(fleet::offsets::load(&pool, group).await?));

@@ -144,11 +144,15 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
 /// A fanned-out copy of a rule version the original's reader already validated and stored.
 async fn rule_of_copy(pipeline: &Pipeline, record: &Record) -> Handled {
     let update: RulesUpdate = decode(&pipeline.codec, record).await?;
-    let rule = parse_rule_yaml(&pipeline.book.catalogue, &update.rule_yaml, &record.source())
-        .map_err(|problems| {
-            let report = engine::ValidationReport { problems };
-            Rejected::validation(record, format!("rule: {report}"))
-        })?;
+    let rule = parse_rule_yaml(
+        &pipeline.book.catalogue,
+        &update.rule_yaml,
+        &record.source(),
+    )
+    .map_err(|problems| {
+        let report = engine::ValidationReport { problems };
+        Rejected::validation(record, format!("rule: {report}"))
+    })?;
     let as_of = record
         .as_of(update.as_of.as_deref())
         .map_err(|reason| Rejected::validation(record, reason))?;
@@ -189,7 +193,11 @@ fn check_new_version(rules: &RuleSet, rule: &Rule) -> Result<(), String> {
 
 /// The conflicts (docs/semantics.md "Conflicts") that the new rule takes part in, among every
 /// stored rule.
-fn conflict_events(catalogue: &Catalogue, stored: &RuleSet, rule: &Rule) -> Vec<RuleConflictDetected> {
+fn conflict_events(
+    catalogue: &Catalogue,
+    stored: &RuleSet,
+    rule: &Rule,
+) -> Vec<RuleConflictDetected> {
     let mut rules: Vec<Rule> = stored
         .rules
         .iter()
