@@ -157,13 +157,11 @@ so that `helm template` and `helm install` stop with a clear message.
 */}}
 {{- define "eligibility.validate" -}}
 {{- if .Values.gpuBatch.enabled -}}
-{{- if not .Values.evaluator.inputTopics -}}
-{{- fail "gpuBatch.enabled: set evaluator.inputTopics explicitly, without the gpuBatch.inputTopics, so that the CPU and GPU consumer groups do not both process the same records" -}}
+{{- if ne .Values.gpuBatch.consumerGroup .Values.evaluator.consumerGroup -}}
+{{- fail "gpuBatch.consumerGroup must equal evaluator.consumerGroup: GPU evaluators own partitions like the CPU ones, and a partition's users and its rule changes belong to one member of one group (docs/fleet.md, Ownership)" -}}
 {{- end -}}
-{{- range .Values.gpuBatch.inputTopics -}}
-{{- if has . $.Values.evaluator.inputTopics -}}
-{{- fail (printf "topic %q is in both evaluator.inputTopics and gpuBatch.inputTopics: two consumer groups would both process it" .) -}}
-{{- end -}}
+{{- if ne (join "," .Values.gpuBatch.inputTopics) (join "," .Values.evaluator.inputTopics) -}}
+{{- fail "gpuBatch.inputTopics must equal evaluator.inputTopics: the group's assignor lines partitions up only across identical subscriptions (docs/fleet.md, Ownership)" -}}
 {{- end -}}
 {{- end -}}
 {{- range $key := list "evaluator" "explainer" "gpuBatch" -}}
