@@ -6,7 +6,8 @@
 #                             (FLEET_BENCH_USERS, FLEET_BENCH_UPDATES for the saturation phase,
 #                             FLEET_BENCH_RATES, default 100,1000,0; 0 = as fast as possible;
 #                             FLEET_BENCH_WORKLOAD wide|drift: what an update does to income;
-#                             FLEET_BENCH_EVALUATORS, default "1 2 4": one run per evaluator count)
+#                             FLEET_BENCH_EVALUATORS, default "1 2 4": one run per evaluator count;
+#                             after each, every evaluator's rules held and resident memory)
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
 #                             re-evaluate every citizen end to end
@@ -78,6 +79,13 @@ run_once() {
     "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
       --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}"
+    echo "== per evaluator: rules held (its partitions' states + central) and resident memory"
+    for i in "${!addrs[@]}"; do
+      local held rss
+      held=$(curl -sf "http://${addrs[$i]}/metrics" | awk '/^eligibility_rules_held /{print $2}')
+      rss=$(ps -o rss= -p "${workers[$i]}" | awk '{printf "%.0f", $1/1024}')
+      echo "evaluator $i: ${held:-?} rules held, ${rss:-?} MiB resident"
+    done
   fi
   stop
 }

@@ -221,7 +221,10 @@ impl Pipeline {
 async fn load_book(pool: &Pool, owned: Option<&[i32]>) -> anyhow::Result<RuleBook> {
     let catalogue = Catalogue::bundled();
     let mut loaded = rules_store::load(pool, &catalogue).await?;
-    if let Some(partitions) = owned {
+    // The unassigned partition's users have no known state, and such a citizen can hold every
+    // scheme (`RuleSet::for_state`): its owner keeps every rule.
+    let unassigned = partition_map().partitions_of(None);
+    if let Some(partitions) = owned.filter(|p| !p.iter().any(|p| unassigned.contains(p))) {
         let states = partition_map().states_of(partitions);
         let held = std::mem::take(&mut loaded.rules.rules)
             .into_iter()

@@ -272,6 +272,7 @@ pub fn run(
     }
     let outcomes = book.outcomes_of(
         &profile,
+        state.as_deref(),
         as_of,
         needed.iter().map(|&(index, _)| index),
         batch,
