@@ -7,7 +7,9 @@
 #                             FLEET_BENCH_RATES, default 100,1000,0; 0 = as fast as possible;
 #                             FLEET_BENCH_WORKLOAD wide|drift: what an update does to income;
 #                             FLEET_BENCH_EVALUATORS, default "1 2 4": one run per evaluator count;
-#                             after each, every evaluator's rules held and resident memory)
+#                             after each, every evaluator's rules held and resident memory;
+#                             FLEET_BENCH_BASELINE=<an earlier eligibility binary>: each count is
+#                             run with it first, then with this build, for a side-by-side ratio)
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
 #                             re-evaluate every citizen end to end
@@ -42,9 +44,10 @@ stop() {
 }
 trap stop EXIT
 
-# run_once N: a fresh database and consumer group, N evaluators on it, then the mode's traffic.
+# run_once N [BIN]: a fresh database and consumer group, N evaluators (BIN, default this build's)
+# on it, then the mode's traffic.
 run_once() {
-  local count=$1 db="eligibility_${mode//-/_}" addrs=()
+  local count=$1 evaluator=${2:-$bin/eligibility} db="eligibility_${mode//-/_}" addrs=()
   PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
     -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
   export ELIGIBILITY_DATABASE_URL="postgres://eligibility:eligibility@127.0.0.1:5432/$db?sslmode=disable"
@@ -52,7 +55,7 @@ run_once() {
   "$bin/fleet_traffic" prepare --group "$ELIGIBILITY_CONSUMER_GROUP"
   for i in $(seq 0 $((count - 1))); do
     local addr="127.0.0.1:$(( ${FLEET_HTTP_PORT:-9464} + i ))" log="target/fleet-$mode-evaluator-$i.log"
-    ELIGIBILITY_HTTP_ADDR="$addr" "$bin/eligibility" evaluator >"$log" 2>&1 &
+    ELIGIBILITY_HTTP_ADDR="$addr" "$evaluator" evaluator >"$log" 2>&1 &
     workers+=("$!")
     addrs+=("$addr")
     echo "== evaluator $i pid $! (log $log, metrics http://$addr/metrics)"
@@ -75,7 +78,7 @@ run_once() {
     echo "== where the time goes (evaluator histograms)"
     curl -sf "http://${addrs[0]}/metrics" | grep -E '^eligibility_(evaluation_duration_seconds|batch_engine_duration_seconds|store_duration_seconds)_(sum|count)' || true
   else
-    echo "== $count evaluator(s) on the 16 partitions"
+    echo "== $count evaluator(s) on the 16 partitions ($evaluator)"
     "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
       --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}"
@@ -91,7 +94,10 @@ run_once() {
 }
 
 if [ "$mode" = bench ]; then
-  for count in ${FLEET_BENCH_EVALUATORS:-1 2 4}; do run_once "$count"; done
+  for count in ${FLEET_BENCH_EVALUATORS:-1 2 4}; do
+    if [ -n "${FLEET_BENCH_BASELINE:-}" ]; then run_once "$count" "$FLEET_BENCH_BASELINE"; fi
+    run_once "$count"
+  done
 else
   run_once 1
 fi

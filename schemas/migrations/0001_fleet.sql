@@ -1,7 +1,7 @@
--- The evaluator fleet's store (DESIGN.md "Stores"). Applied by `eligibility migrate` and by every
+-- The evaluator fleet's store (docs/design.md, "Stores"). Applied by `eligibility migrate` and by every
 -- worker on start, under an advisory lock; each file runs once, recorded in schema_migrations.
 
--- Rule versions (seed §4.4). rule_yaml is the document as authored; rule_definition its JSON form,
+-- Rule versions (docs/design.md, "Stores"). rule_yaml is the document as authored; rule_definition its JSON form,
 -- whose JCS SHA-256 is rule_hash.
 CREATE TABLE eligibility_rules (
     rule_id          TEXT PRIMARY KEY,
@@ -29,7 +29,7 @@ CREATE TABLE rules_revision (
 );
 INSERT INTO rules_revision VALUES (true, 0);
 
--- Every evaluation, changed or not (spec §4). The key is derived from the rule hash, the input
+-- Every evaluation, changed or not (docs/semantics.md, "Transitions and idempotency"). The key is derived from the rule hash, the input
 -- hash and as_of, so a replayed batch inserts nothing new. Partitioned by month of as_of (the
 -- evaluation date, an input): created_at, the wall clock, would give a replay a different key.
 CREATE TABLE evaluation_audit_log (

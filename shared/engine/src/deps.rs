@@ -1,4 +1,4 @@
-//! Incremental evaluation (spec §4): which rules a profile change or a new date can affect.
+//! Incremental evaluation (docs/semantics.md, "Batch and incremental evaluation"): which rules a profile change or a new date can affect.
 
 use crate::catalogue::FieldId;
 use crate::date::Date;

@@ -1,4 +1,4 @@
-//! The scalar evaluator (spec §3): one profile against one rule, with the full trace.
+//! The scalar evaluator (docs/semantics.md, "Evaluation"): one profile against one rule, with the full trace.
 //!
 //! [`outcome`] computes only the verdict and score (the hot path); [`evaluate`] adds the
 //! per-condition trace, gaps, needed fields, benefit and next steps. Both walk the tree with
@@ -206,7 +206,7 @@ impl NodeTruths {
     }
 }
 
-/// Verdict and score of an applicable rule for the given leaf truths: the one place spec §3's
+/// Verdict and score of an applicable rule for the given leaf truths: the one place docs/semantics.md's "Evaluation"
 /// decision is made for a rule tree (the scalar path, the traced path and `needed_fields`).
 fn decide(rule: &Rule, truth: &mut impl FnMut(&Leaf) -> Truth) -> Outcome {
     let (root, numerator) = tree_outcome(&rule.eligibility, truth);
@@ -226,7 +226,7 @@ fn from_profile(profile: &Profile) -> impl Fn(&Leaf) -> Truth + '_ {
 /// More leaves than this on one unknown field are not enumerated: the field is reported as needed.
 const MAX_ENUMERATED_LEAVES: usize = 8;
 
-/// The unknown fields whose values could still change the verdict (spec §1): a field is needed
+/// The unknown fields whose values could still change the verdict (docs/semantics.md, "Evaluation" 7): a field is needed
 /// when some pass/fail combination of its leaves gives another verdict, while the other unknown
 /// fields stay unknown, all pass or all fail. Leaves of one field are treated as independent, so
 /// the answer errs towards asking.
@@ -402,7 +402,7 @@ pub struct Audit<'a> {
     pub rule_hash: &'a str,
 }
 
-/// The full result of one evaluation (seed §4.2/4.3 with spec §3's fields).
+/// The full result of one evaluation (docs/semantics.md, "Evaluation" 8).
 #[derive(Debug, Clone, Serialize)]
 pub struct Evaluation<'a> {
     /// Derived from the rule hash, the input hash and `as_of`: the same evaluation always has

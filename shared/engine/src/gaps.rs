@@ -1,4 +1,4 @@
-//! Gaps (spec §3): what stands between a citizen and a scheme, in plain language.
+//! Gaps (docs/semantics.md, "Evaluation" 6): what stands between a citizen and a scheme, in plain language.
 //!
 //! A gap is a leaf that does not come out the way its path needs it to. Walking down from the
 //! root, a group that already comes out as needed contributes nothing (a failing leaf under an

@@ -7,11 +7,11 @@
 //!   and choosing the version of each scheme in effect.
 //! - [`temporal`]: effective dates, deadlines and application windows.
 //! - [`eval`], [`gaps`], [`next_steps`], [`outcome`]: the scalar evaluator with traces, gaps,
-//!   next steps and verdicts (spec §3).
+//!   next steps and verdicts (docs/semantics.md, "Evaluation").
 //! - [`program`], [`columns`], [`batch`]: the compiled rule program and the CPU batch evaluator
-//!   over profiles in columns (spec §4).
+//!   over profiles in columns (docs/semantics.md, "Batch and incremental evaluation").
 //! - [`deps`]: the field → rules dependency index behind incremental re-evaluation.
-//! - [`conflicts`]: conflict detection by interval and set reasoning (spec §5).
+//! - [`conflicts`]: conflict detection by interval and set reasoning (docs/semantics.md, "Conflicts").
 //! - [`hash`]: SHA-256 over RFC 8785 canonical JSON.
 //! - [`transitions`]: what changed for a (user, scheme): `new_match`, `lost`, `partial_match`.
 

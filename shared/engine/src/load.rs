@@ -19,7 +19,7 @@ use crate::value::Scalar;
 /// The JSON Schema for rules, bundled.
 pub const RULE_SCHEMA: &str = include_str!("../../../schemas/rule.schema.json");
 
-/// Limits of spec §2.
+/// Limits of docs/semantics.md, "Rules".
 pub const MAX_LEAVES: usize = 50;
 pub const MAX_DEPTH: usize = 5;
 pub const MAX_STRING_CHARS: usize = 256;
@@ -90,7 +90,7 @@ fn schema_reason(error: &jsonschema::ValidationError<'_>) -> String {
     error.to_string()
 }
 
-/// Spec §2 limits that apply to every part of the document: strings, numbers, lists. The
+/// The limits of docs/semantics.md, "Rules", that apply to every part of the document: strings, numbers, lists. The
 /// provenance under `/source` is prose for auditors, not rule data; the schema bounds it.
 fn check_limits(value: &Json, path: &str, builder: &mut Builder<'_>) {
     if path == "/source" {

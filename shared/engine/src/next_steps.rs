@@ -1,4 +1,4 @@
-//! Next steps (seed §4.2): what the citizen can do about a verdict, in plain language.
+//! Next steps (part of the evaluation output, docs/semantics.md "Evaluation" 8): what the citizen can do about a verdict, in plain language.
 //!
 //! Like gap texts, a step is written where it is read (see [`GapText`]): an evaluation keeps
 //! what the words are made of, not the words.

@@ -1,4 +1,4 @@
-//! Truth values, verdicts and scores: the parts of spec §3 every evaluation path shares.
+//! Truth values, verdicts and scores: the parts of docs/semantics.md "Evaluation" every evaluation path shares.
 //!
 //! Truth is three-valued. A leaf on an absent field is `Unknown`: it does not pass, and neither
 //! does its negation, so no verdict is ever ELIGIBLE on data the citizen has not given — not even
@@ -110,7 +110,7 @@ pub fn match_score(numerator: u64, denominator: u64) -> u8 {
     (u128::from(numerator) * 100 / u128::from(denominator)) as u8
 }
 
-/// Spec §3: ELIGIBLE iff the root passes and every exclusion holds; a failed exclusion is a hard
+/// docs/semantics.md, Evaluation 4: ELIGIBLE iff the root passes and every exclusion holds; a failed exclusion is a hard
 /// bar; else PARTIAL_MATCH from a score of 50.
 pub fn verdict(root: Truth, score: u8, exclusions: Exclusions) -> Verdict {
     match exclusions {

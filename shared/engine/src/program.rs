@@ -3,7 +3,7 @@
 //!
 //! - Conditions (leaves) are deduplicated across rules: each is evaluated once per citizen.
 //! - Each rule is a postfix program over condition results, with the exact score arithmetic of
-//!   spec §3 (every node has a fixed denominator; a child's numerator is scaled into its parent's).
+//!   docs/semantics.md "Evaluation" 3 (every node has a fixed denominator; a child's numerator is scaled into its parent's).
 //! - Where a rule reads few inputs, the program is also tabulated: every combination of its input
 //!   bits maps to an outcome code, so the batch path costs one table look-up per citizen and rule.
 //!   The table is filled by running the same postfix program, so the two cannot disagree.

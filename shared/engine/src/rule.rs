@@ -7,7 +7,7 @@ use crate::catalogue::FieldId;
 use crate::date::{Date, MonthDay};
 use crate::value::Scalar;
 
-/// Leaf operators (spec §2).
+/// Leaf operators (docs/semantics.md, "Rules").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {

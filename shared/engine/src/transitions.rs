@@ -1,4 +1,4 @@
-//! Transition events (spec §4): what changed for one (user, scheme) between its last known
+//! Transition events (docs/semantics.md, "Transitions and idempotency"): what changed for one (user, scheme) between its last known
 //! outcome and the new one.
 
 use serde::Serialize;

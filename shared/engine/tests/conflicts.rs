@@ -1,4 +1,4 @@
-//! Planted conflicts of every kind (spec §5) are found, with the rules and the reason; the real
+//! Planted conflicts of every kind (docs/semantics.md, "Conflicts") are found, with the rules and the reason; the real
 //! corpus's findings are reported, not hidden.
 
 use engine::conflicts::{ConflictType, detect};

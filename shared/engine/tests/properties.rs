@@ -1,4 +1,4 @@
-//! Property tests (spec §4): every path that computes a verdict agrees with the scalar evaluator,
+//! Property tests (docs/semantics.md, "Batch and incremental evaluation"): every path that computes a verdict agrees with the scalar evaluator,
 //! incremental re-evaluation equals a full one, and hashes are stable.
 
 use engine::batch::{evaluate_batch, evaluate_batch_into};
@@ -95,7 +95,7 @@ proptest! {
 
     #[test]
     fn a_field_left_out_of_needed_fields_cannot_change_the_verdict(rules in rules(3), doc in profile_doc(), donors in prop::collection::vec(profile_doc(), 1..6), as_of in as_of()) {
-        // Spec §1: needed_fields lists the unknown fields whose values could still change the
+        // docs/semantics.md, Evaluation 7: needed_fields lists the unknown fields whose values could still change the
         // verdict. So giving any other unknown field a value, alone, leaves the verdict as it is.
         let profile = Profile::from_json(&CATALOGUE, &doc, "profile").unwrap();
         for rule in &rules {

@@ -1,4 +1,4 @@
-//! Spec-driven tests: one test per statement of `spec/engine.md` (sections 1-3), each on small
+//! Spec-driven tests: one test per statement of docs/semantics.md (Profiles, Rules, Evaluation), each on small
 //! rules written as YAML and profiles written as JSON, with expected values computed by hand from
 //! the spec (not by running the engine).
 
@@ -101,7 +101,7 @@ fn paths(problems: &[Problem]) -> Vec<&str> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2 operators on leaves
+// Rules: operators on leaves
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -327,7 +327,7 @@ fn op_dates_compare_as_dates() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §3 truth of groups, scores, matched/total, verdicts
+// Evaluation: truth of groups, scores, matched/total, verdicts
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -620,7 +620,7 @@ fn exclusion_is_never_a_partial_match() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §1 unknown (absent) fields
+// Profiles: unknown (absent) fields
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -772,7 +772,7 @@ fn a_known_failing_exclusion_bars_even_with_another_unknown() {
     assert_eq!(e["needed_fields"], json!([]));
 }
 
-/// Spec §1: `needed_fields` are the unknown fields "whose values could still change the verdict".
+/// docs/semantics.md, Profiles: `needed_fields` are the unknown fields "whose values could still change the verdict".
 /// Here three of four root children are known to fail: whatever the district is, the score is at
 /// most 25 and the verdict NOT_ELIGIBLE, so the district cannot change the verdict.
 #[test]
@@ -794,7 +794,7 @@ fn needed_fields_only_lists_fields_that_could_change_the_verdict() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §3 headroom, gaps, estimated eligibility date
+// Evaluation: headroom, gaps, estimated eligibility date
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -1001,7 +1001,7 @@ fn gap_kinds() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2/§3 time: effective dates, deadlines, application windows
+// Rules and Evaluation: time: effective dates, deadlines, application windows
 // ---------------------------------------------------------------------------------------------
 
 const AGE_60: &str =
@@ -1102,7 +1102,7 @@ fn application_window_may_wrap_the_year_end() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2/§3 identity and output: hashes, determinism
+// Rules and Evaluation: identity and output: hashes, determinism
 // ---------------------------------------------------------------------------------------------
 
 const HASH_RULE: &str = r#"version: 2
@@ -1223,7 +1223,7 @@ fn same_inputs_give_byte_identical_output() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2 rule validation
+// Rules: rule validation
 // ---------------------------------------------------------------------------------------------
 
 fn one_leaf(leaf: &str) -> String {
@@ -1451,7 +1451,7 @@ fn validation_reports_all_problems_at_once() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §1 profile validation
+// Profiles: profile validation
 // ---------------------------------------------------------------------------------------------
 
 fn profile_problems(v: Value) -> Vec<Problem> {
@@ -1517,7 +1517,7 @@ fn profile_with_wrong_type_is_refused_naming_the_field() {
     }
 }
 
-/// Seed §4.2/4.3: next steps by verdict — where to apply and what to keep ready when ELIGIBLE,
+/// Next steps (docs/semantics.md, Evaluation 8) by verdict — where to apply and what to keep ready when ELIGIBLE,
 /// the gaps then where to apply when PARTIAL_MATCH, and otherwise only the questions whose answers
 /// could still change the verdict.
 #[test]

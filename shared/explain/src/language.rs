@@ -6,7 +6,7 @@ use crate::english::English;
 use crate::hindi::Hindi;
 use crate::phrasing::Phrasing;
 
-/// A language of facts and explanations (seed language codes).
+/// A language of facts and explanations (ISO 639-1 codes: `en`, `hi`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {

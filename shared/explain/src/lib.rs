@@ -16,7 +16,7 @@
 //!   candidate explanation (an LLM's answer, or the template) against the facts.
 //! - [`unsourced_numbers`]: the numbers of a candidate that no fact contains, which Oracle-A's
 //!   "the sentence contains a fact" sourcing lets through.
-//! - [`sanitize_profile_text`]: profile strings made safe for an LLM prompt (seed §16.2).
+//! - [`sanitize_profile_text`]: profile strings made safe for an LLM prompt (docs/design.md, "Explanations").
 //! - [`prompt`]: the chat messages asking an LLM to restate the facts, and nothing else.
 
 mod english;

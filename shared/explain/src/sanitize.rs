@@ -1,4 +1,4 @@
-//! Profile strings made safe to put in an LLM prompt (seed §16.2).
+//! Profile strings made safe to put in an LLM prompt (docs/design.md, "Explanations").
 //!
 //! Profile strings are the citizen's own text (a district, scheme ids they receive): whatever
 //! they say, it must not read as an instruction to the model. In order:

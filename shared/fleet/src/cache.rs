@@ -5,7 +5,7 @@
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 
-/// Cache entries live 24 hours (seed §8).
+/// Cache entries live 24 hours (docs/design.md, "Stores").
 pub const TTL_SECONDS: u64 = 24 * 3600;
 
 pub fn verdict_key(user_id: &str, scheme_id: &str) -> String {

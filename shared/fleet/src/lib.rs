@@ -1,4 +1,4 @@
-//! What every worker shares for I/O (DESIGN.md "Crates").
+//! What every worker shares for I/O (docs/design.md, "Crates").
 //!
 //! Major components:
 //! - [`config`]: the `ELIGIBILITY_*` environment contract (docs/configuration.md).

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use crate::report::Verdict;
 
-/// One case, in the format of `spec/oracle-a.md`.
+/// One case, in the format of docs/oracle.md, "Cases and reports".
 ///
 /// Unknown fields are rejected at every level: a misspelt `must_not_find` or
 /// `UNSUPPORTED_MAX` would otherwise silently weaken the check.

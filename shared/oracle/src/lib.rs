@@ -1,8 +1,8 @@
 //! Oracle-A: a deterministic checker for LLM explanations.
 //!
-//! Implements the rules of `seeds/oracle-a-rules.md` (RULE-PREC-001..004 for
-//! Q-INV-01, RULE-CONT-001..003 for Q-INV-03) with the choices fixed by
-//! `spec/oracle-a.md`. Pure: no I/O, no clock, no randomness; the same case
+//! Implements the contract of docs/oracle.md (RULE-PREC-001..004 for Q-INV-01,
+//! RULE-CONT-001..003 for Q-INV-03); the sections below fix every matching
+//! choice. Pure: no I/O, no clock, no randomness; the same case
 //! always gives the same report, byte for byte once serialised.
 //!
 //! # Public API
@@ -42,9 +42,9 @@
 //!   UNSUPPORTED_MAX (the case's `config`, else [`OracleConfig`]); one violation
 //!   with the count.
 //! - **RULE-PREC-004** FAILs iff at least one sentence is unsourced, with one
-//!   violation per unsourced sentence. The seed gives the threshold to PREC-001
-//!   only (its `threshold_ref`); PREC-004 ("each factual claim ... must be
-//!   derivable") has none. So UNSUPPORTED_MAX > 0 relaxes PREC-001 alone and a
+//!   violation per unsourced sentence. The threshold belongs to PREC-001 only;
+//!   PREC-004 (each factual claim must be derivable from a fact) has none
+//!   (docs/oracle.md). So UNSUPPORTED_MAX > 0 relaxes PREC-001 alone and a
 //!   case with any unsourced claim still FAILs overall, through PREC-004.
 //! - **RULE-PREC-002/003**: each pattern is normalised and searched as a
 //!   substring of the normalised output; evidence gives the first occurrence.
@@ -54,10 +54,8 @@
 //!   predefined pair; each term is searched as a whole word (UAX #29 word
 //!   boundaries over the normalised output: `invalid` is not `valid`, but note
 //!   `true_false` and `true.false` are single words). A pair is a contradiction
-//!   iff both terms occur. The seed gives the three rules one detection
-//!   (CONT-002 "via the same contradiction pair mechanism", CONT-003 "if ...
-//!   both terms appear, the contradiction is flagged"), so all three FAIL on
-//!   exactly the same pairs and differ only in id and wording (CONT-003 states
+//!   iff both terms occur. The three rules share one detection (docs/oracle.md),
+//!   so all three FAIL on exactly the same pairs and differ only in id and wording (CONT-003 states
 //!   which term comes first). An unknown id is a [`ConfigError`].
 //! - **Case verdict**: FAIL iff any rule FAILs or there is a configuration
 //!   error. Configuration errors do not make a rule FAIL; they are listed in

@@ -1,5 +1,5 @@
 //! The real `eligibility` binary, run on files in temporary directories. Expected values are
-//! computed by hand from spec/engine.md and the rule files involved.
+//! computed by hand from docs/semantics.md and the rule files involved.
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

@@ -1,4 +1,4 @@
-//! Conflict detection over a rule set (spec §5), by exact interval and set reasoning per field —
+//! Conflict detection over a rule set (docs/semantics.md, "Conflicts"), by exact interval and set reasoning per field —
 //! never by sampling profiles.
 //!
 //! - [`sets`]: what one field may be in a conjunction (intervals, string sets, list must/must-not).

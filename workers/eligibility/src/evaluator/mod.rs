@@ -1,4 +1,4 @@
-//! `eligibility evaluator`: the stream worker (DESIGN.md "Data flow").
+//! `eligibility evaluator`: the stream worker (docs/design.md, "Data flow").
 //!
 //! - [`rulebook`], [`rules_store`]: the rules in effect, from PostgreSQL.
 //! - [`pass`]: one user's pass (pure): what to re-evaluate, transitions, what to store.
@@ -14,7 +14,7 @@
 //! profile record found on another user's partition, and fans each rule or deadline record out
 //! to the partitions it concerns ([`fleet::routing`]). One worker thus writes each user.
 //!
-//! Delivery (DESIGN.md "Delivery guarantees"): a micro-batch's events are published and
+//! Delivery (docs/design.md, "Delivery guarantees without broker transactions"): a micro-batch's events are published and
 //! acknowledged before its PostgreSQL transaction (audit, verdicts, snapshots, offsets)
 //! commits; offsets resume from PostgreSQL, so a crash can repeat an event (same idempotency
 //! key) but never lose one, and a repeated batch writes nothing new.

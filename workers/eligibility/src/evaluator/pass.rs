@@ -162,7 +162,7 @@ pub enum Trigger<'a> {
     },
 }
 
-/// The idempotency key of spec §4: (user, scheme, rule version, input hash).
+/// The idempotency key (docs/semantics.md, "Transitions and idempotency"): (user, scheme, rule version, input hash).
 pub fn idempotency_key(user: &str, scheme: &str, version: u32, input_hash: &str) -> String {
     format!("{user}:{scheme}:v{version}:{input_hash}")
 }

@@ -1,5 +1,5 @@
-//! `eligibility explainer`: plain-language explanations of new and partial matches (DESIGN.md
-//! "Data flow": facts → LLM → Oracle-A → template fallback → store + `eligibility.explained`).
+//! `eligibility explainer`: plain-language explanations of new and partial matches (docs/design.md,
+//! "Explanations": facts → LLM → Oracle-A → template fallback → store + `eligibility.explained`).
 //!
 //! Components:
 //! - [`input`]: records as consumed, their decoding into a [`explain::Subject`], dead letters.
@@ -15,7 +15,7 @@
 //!
 //! Without `ELIGIBILITY_LLM_BASE_URL` every explanation is the template (fallback `no_llm`).
 //!
-//! Delivery is the evaluator's (DESIGN.md "Delivery guarantees"): a micro-batch's events are
+//! Delivery is the evaluator's (docs/design.md, "Delivery guarantees without broker transactions"): a micro-batch's events are
 //! published and acknowledged before its PostgreSQL transaction (explanations, offsets) commits,
 //! and offsets resume from PostgreSQL. A crash between the two repeats the batch: the event is
 //! published again under the same idempotency key (`{evaluation_id}:{language}`), and the LLM
