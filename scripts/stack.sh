@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Local development stack on 127.0.0.1, idempotent (see docs/local-stack.md):
 #   PostgreSQL 15 and Redis    Debian packages (apt-get when missing); database/role `eligibility`
+#   TLS on loopback            a test CA (openssl); PostgreSQL serves a certificate it signed, and a
+#                              second Redis serves TLS only on 6380 (the connection tests)
 #   nisshi 0.8.1               Kafka-protocol broker, built once with cargo (Rust 1.96) and cached
 #   schema registry            `eligibility schema-registry` (the project's own, Confluent-compatible subset)
 #   topics                     `eligibility topics create --replication-factor 1`
@@ -13,7 +15,7 @@
 #   env       the ELIGIBILITY_* exports, for: eval "$(scripts/stack.sh env)"
 #
 # Environment: ELIGIBILITY_STACK_DIR (pids, logs, state; default ~/.cache/eligibility-stack),
-#   ELIGIBILITY_STACK_PG_PORT (5432), ELIGIBILITY_STACK_REDIS_PORT (6379),
+#   ELIGIBILITY_STACK_PG_PORT (5432), ELIGIBILITY_STACK_REDIS_PORT (6379), ELIGIBILITY_STACK_REDIS_TLS_PORT (6380),
 #   ELIGIBILITY_STACK_KAFKA_PORT (9092), ELIGIBILITY_STACK_REGISTRY_PORT (8081),
 #   ELIGIBILITY_STACK_BROKER_STORAGE (memory | postgres; default memory: topics are lost on `down`).
 #   ELIGIBILITY_STACK_BIN (the eligibility binary for the registry and topics; default target/release/eligibility).
@@ -33,6 +35,7 @@ BIN="${ELIGIBILITY_STACK_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/eligibil
 
 PG_PORT="${ELIGIBILITY_STACK_PG_PORT:-5432}"
 REDIS_PORT="${ELIGIBILITY_STACK_REDIS_PORT:-6379}"
+REDIS_TLS_PORT="${ELIGIBILITY_STACK_REDIS_TLS_PORT:-6380}"
 KAFKA_PORT="${ELIGIBILITY_STACK_KAFKA_PORT:-9092}"
 REGISTRY_PORT="${ELIGIBILITY_STACK_REGISTRY_PORT:-8081}"
 BROKER_STORAGE="${ELIGIBILITY_STACK_BROKER_STORAGE:-memory}"
@@ -49,6 +52,8 @@ esac
 
 PG_MARK="$STATE/postgres/started-by-stack"   # present while a PostgreSQL cluster this script started runs
 REDIS_DIR="$STATE/redis"
+REDIS_TLS_DIR="$STATE/redis-tls"
+TLS_DIR="$STATE/tls"   # the test CA (ca.pem) and the certificate PostgreSQL and the TLS Redis serve
 BROKER_DIR="$STATE/broker"
 REGISTRY_DIR="$STATE/schema-registry"
 
@@ -64,6 +69,9 @@ fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 port_open() { timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 http_ok() { [ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$1" 2>/dev/null)" = 200 ]; }
 redis_ping() { [ "$(timeout 2 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null)" = PONG ]; }
+redis_tls_ping() {
+  [ "$(timeout 2 redis-cli --tls --cacert "$TLS_DIR/ca.pem" -h 127.0.0.1 -p "$REDIS_TLS_PORT" ping 2>/dev/null)" = PONG ]
+}
 
 # wait_until SECONDS COMMAND...: polls COMMAND every 0.2 s; false when it never succeeded.
 wait_until() {
@@ -126,6 +134,10 @@ print_env() {
   printf "export ELIGIBILITY_DATABASE_URL='%s'\n" "$DB_URL"
   printf "export ELIGIBILITY_REDIS_URL='%s'\n" "$REDIS_URL"
   printf "export ELIGIBILITY_SCHEMA_REGISTRY_URL='%s'\n" "$REGISTRY_URL"
+  printf "# TLS on loopback, verified against the stack's test CA (tests/connections.rs):\n"
+  printf "export ELIGIBILITY_STACK_TLS_CA_FILE='%s'\n" "$TLS_DIR/ca.pem"
+  printf "export ELIGIBILITY_STACK_DATABASE_TLS_URL='%s'\n" "${DB_URL%%\?*}?sslmode=verify-full"
+  printf "export ELIGIBILITY_STACK_REDIS_TLS_URL='%s'\n" "rediss://127.0.0.1:$REDIS_TLS_PORT"
 }
 
 take_lock() {
@@ -195,6 +207,7 @@ up_packages() {
   local missing=()
   [ -x "/usr/lib/postgresql/$PG_VERSION/bin/postgres" ] && command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
   command -v redis-server >/dev/null && command -v redis-cli >/dev/null || missing+=(redis-server)
+  command -v openssl >/dev/null || missing+=(openssl)
   if [ ${#missing[@]} -gt 0 ]; then
     apt_install "${missing[@]}"
     [ -x "/usr/lib/postgresql/$PG_VERSION/bin/postgres" ] || fail "PostgreSQL $PG_VERSION is still missing after installing postgresql"
@@ -265,6 +278,77 @@ EOF
   say "redis: starting on 127.0.0.1:$REDIS_PORT"
   redis-server "$REDIS_DIR/redis.conf" >>"$REDIS_DIR/redis.log" 2>&1 </dev/null 9>&- || { tail -20 "$REDIS_DIR/redis.log" >&2; fail "redis-server did not start"; }
   wait_until 15 redis_ping || { tail -20 "$REDIS_DIR/redis.log" >&2; fail "Redis does not answer on 127.0.0.1:$REDIS_PORT"; }
+}
+
+# A test certificate authority and a certificate for 127.0.0.1 / localhost that it signed, made
+# once. PostgreSQL and a second, TLS-only Redis serve that certificate, so the connection tests
+# check TLS with a configured CA file against real servers.
+up_tls_certs() {
+  if [ -s "$TLS_DIR/ca.pem" ] && [ -s "$TLS_DIR/server.pem" ] && [ -s "$TLS_DIR/server.key" ]; then
+    say "tls: test CA present ($TLS_DIR/ca.pem)"
+    return
+  fi
+  mkdir -p "$TLS_DIR"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=eligibility-stack test CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$TLS_DIR/ca.key" -out "$TLS_DIR/ca.pem" 2>/dev/null || fail "openssl: making the test CA"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$TLS_DIR/server.key" -out "$TLS_DIR/server.csr" 2>/dev/null || fail "openssl: the server key"
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+    >"$TLS_DIR/server.ext"
+  openssl x509 -req -in "$TLS_DIR/server.csr" -CA "$TLS_DIR/ca.pem" -CAkey "$TLS_DIR/ca.key" \
+    -CAcreateserial -days 3650 -extfile "$TLS_DIR/server.ext" -out "$TLS_DIR/server.pem" 2>/dev/null \
+    || fail "openssl: signing the server certificate"
+  say "tls: test CA and server certificate made under $TLS_DIR"
+}
+
+# PostgreSQL serves the test certificate (plain connections keep working: pg_hba's `host` lines
+# match both). The files go to the cluster's data directory, which the postgres user owns.
+up_postgres_tls() {
+  local dir; dir="$(pg_field 6)/eligibility-tls"
+  if ! $SUDO cmp -s "$TLS_DIR/server.pem" "$dir/server.pem" 2>/dev/null; then
+    $SUDO mkdir -p "$dir"
+    $SUDO cp "$TLS_DIR/server.pem" "$TLS_DIR/server.key" "$dir/"
+    $SUDO chown -R postgres:postgres "$dir"
+    $SUDO chmod 600 "$dir/server.key"
+  fi
+  if [ "$(psql_admin -tAc "SHOW ssl_cert_file")" != "$dir/server.pem" ] || [ "$(psql_admin -tAc "SHOW ssl")" != on ]; then
+    psql_admin -c "ALTER SYSTEM SET ssl_cert_file = '$dir/server.pem'" \
+      -c "ALTER SYSTEM SET ssl_key_file = '$dir/server.key'" -c "ALTER SYSTEM SET ssl = on" \
+      -c "SELECT pg_reload_conf()" >/dev/null
+    say "postgresql: TLS on with the test certificate"
+  else
+    say "postgresql: TLS on"
+  fi
+}
+
+up_redis_tls() {
+  local pid; pid=$(our_pid "$REDIS_TLS_DIR/redis.pid" redis-server)
+  if redis_tls_ping; then
+    say "redis (TLS): running on 127.0.0.1:$REDIS_TLS_PORT${pid:+ (pid $pid)}"
+    return
+  fi
+  mkdir -p "$REDIS_TLS_DIR"
+  cat >"$REDIS_TLS_DIR/redis.conf" <<EOF
+# written by scripts/stack.sh: TLS only, the test certificate, no client certificates
+bind 127.0.0.1
+port 0
+tls-port $REDIS_TLS_PORT
+tls-cert-file $TLS_DIR/server.pem
+tls-key-file $TLS_DIR/server.key
+tls-ca-cert-file $TLS_DIR/ca.pem
+tls-auth-clients no
+daemonize yes
+pidfile $REDIS_TLS_DIR/redis.pid
+logfile $REDIS_TLS_DIR/redis.log
+dir $REDIS_TLS_DIR
+save ""
+appendonly no
+EOF
+  say "redis (TLS): starting on 127.0.0.1:$REDIS_TLS_PORT"
+  redis-server "$REDIS_TLS_DIR/redis.conf" >>"$REDIS_TLS_DIR/redis.log" 2>&1 </dev/null 9>&- \
+    || { tail -20 "$REDIS_TLS_DIR/redis.log" >&2; fail "redis-server (TLS) did not start"; }
+  wait_until 15 redis_tls_ping || { tail -20 "$REDIS_TLS_DIR/redis.log" >&2; fail "the TLS Redis does not answer on 127.0.0.1:$REDIS_TLS_PORT"; }
 }
 
 # The nisshi binary: cached; waits for a build already running elsewhere instead of starting a second.
@@ -399,6 +483,10 @@ cmd_up() {
   up_packages
   up_postgres
   up_redis
+  step "TLS on loopback (test CA)"
+  up_tls_certs
+  up_postgres_tls
+  up_redis_tls
   step "broker: nisshi $NISSHI_VERSION"
   up_broker
   step "eligibility binary: $BIN"
@@ -433,6 +521,8 @@ cmd_down() {
 
   pid=$(our_pid "$REDIS_DIR/redis.pid" redis-server)
   [ -z "$pid" ] || stop_pid redis "$pid"
+  pid=$(our_pid "$REDIS_TLS_DIR/redis.pid" redis-server)
+  [ -z "$pid" ] || stop_pid "redis (TLS)" "$pid"
 
   if [ -e "$PG_MARK" ]; then
     local ver cluster

@@ -1047,7 +1047,7 @@ async fn e2e_a_new_match_in_an_explanation_out() {
         assert_eq!(row.get::<_, f32>(4), 1.0);
         assert_eq!(row.get::<_, Option<String>>(5).as_deref(), Some("no_llm"));
     }
-    let cache = fleet::cache::Cache::connect(&stack.redis_url)
+    let cache = fleet::cache::Cache::connect(&stack.redis_url, None)
         .await
         .unwrap();
     let cached = cache

@@ -236,7 +236,7 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
         "one content-addressed snapshot per distinct profile"
     );
 
-    let cache = fleet::cache::Cache::connect(&s.stack.redis_url)
+    let cache = fleet::cache::Cache::connect(&s.stack.redis_url, None)
         .await
         .unwrap();
     let cached = cache

@@ -109,11 +109,23 @@ pub struct Worker {
 
 impl Worker {
     pub fn start(stack: &Stack, database_url: &str, group: &str, args: &[&str]) -> Worker {
+        Worker::start_with_env(stack, database_url, group, args, &[])
+    }
+
+    /// An evaluator with extra (or overriding) environment variables.
+    pub fn start_with_env(
+        stack: &Stack,
+        database_url: &str,
+        group: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Worker {
         let http_port = free_port();
         let child = stack
             .command(database_url, group)
             .arg("evaluator")
             .args(args)
+            .envs(env.iter().copied())
             .env("ELIGIBILITY_HTTP_ADDR", format!("127.0.0.1:{http_port}"))
             .env("ELIGIBILITY_LOG", "info")
             .stdout(Stdio::null())

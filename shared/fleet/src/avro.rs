@@ -69,33 +69,63 @@ pub fn schema_for(topic: &str) -> Option<&'static str> {
     Some(text)
 }
 
+/// How a codec finds the schema ids it writes with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registration {
+    /// Register each schema of `schemas/avro/` under `<topic>-value` (a no-op when that exact
+    /// schema is registered already).
+    Auto,
+    /// Only look up the latest version registered under `<topic>-value`, which must be this
+    /// build's schema (`ELIGIBILITY_SCHEMA_AUTO_REGISTER=false`: read-only registry credentials,
+    /// schemas registered by a release pipeline).
+    LookUpLatest,
+}
+
 /// Encodes and decodes payloads through the registry; schema ids are cached after first use.
 pub struct Codec {
+    settings: SrSettings,
     encoder: AvroEncoder,
     decoder: AvroDecoder,
     strategies: HashMap<String, SubjectNameStrategy>,
+    registration: Registration,
 }
 
 impl Codec {
-    /// A codec for the payloads of `topics` (each must have a schema in `schemas/avro/`).
+    /// A codec for the payloads of `topics` (each must have a schema in `schemas/avro/`) that
+    /// registers its schemas.
     pub fn new(registry_url: &str, topics: &[String]) -> Codec {
+        Codec::with_registration(registry_url, topics, Registration::Auto)
+    }
+
+    pub fn with_registration(
+        registry_url: &str,
+        topics: &[String],
+        registration: Registration,
+    ) -> Codec {
         let strategies = topics
             .iter()
             .map(|topic| {
                 let schema =
                     schema_for(topic).unwrap_or_else(|| panic!("no Avro schema for topic {topic}"));
-                let strategy = SubjectNameStrategy::TopicNameStrategyWithSchema(
-                    topic.clone(),
-                    false,
-                    SuppliedSchema::new(None, SchemaType::Avro, schema.to_string()),
-                );
+                let strategy = match registration {
+                    Registration::Auto => SubjectNameStrategy::TopicNameStrategyWithSchema(
+                        topic.clone(),
+                        false,
+                        SuppliedSchema::new(None, SchemaType::Avro, schema.to_string()),
+                    ),
+                    Registration::LookUpLatest => {
+                        SubjectNameStrategy::TopicNameStrategy(topic.clone(), false)
+                    }
+                };
                 (topic.clone(), strategy)
             })
             .collect();
         Codec {
+            settings: SrSettings::new(registry_url.to_string()),
             encoder: AvroEncoder::new(SrSettings::new(registry_url.to_string())),
             decoder: AvroDecoder::new(SrSettings::new(registry_url.to_string())),
             strategies,
+            registration,
         }
     }
 
@@ -105,15 +135,43 @@ impl Codec {
             .ok_or_else(|| anyhow::anyhow!("this codec was not built for topic {topic}"))
     }
 
-    /// Registers every schema (so that a registry outage shows at start-up).
+    /// Registers every schema, or under [`Registration::LookUpLatest`] checks that the latest
+    /// registered version of each subject is this build's schema, so that a registry outage or
+    /// a missing registration shows at start-up, naming the subject.
     pub async fn register_all(&self) -> anyhow::Result<()> {
         for (topic, strategy) in &self.strategies {
             let subject = strategy.get_subject()?;
+            if self.registration == Registration::LookUpLatest {
+                self.check_registered(topic, &subject).await?;
+            }
             self.encoder
                 .get_schema_and_id(&subject, strategy.clone())
                 .await
-                .map_err(|e| anyhow::anyhow!("registering the schema of {topic}: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("the schema of {topic} (subject {subject}): {e}"))?;
         }
+        Ok(())
+    }
+
+    async fn check_registered(&self, topic: &str, subject: &str) -> anyhow::Result<()> {
+        use schema_registry_converter::async_impl::schema_registry::get_schema_by_subject_and_version;
+        let ours = apache_avro::Schema::parse_str(schema_for(topic).expect("a codec topic"))?;
+        let registered = get_schema_by_subject_and_version(&self.settings, subject, None)
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "subject {subject} has no registered schema to look up ({e}); register \
+                     schemas/avro/'s schema for {topic} first, or set \
+                     ELIGIBILITY_SCHEMA_AUTO_REGISTER=true"
+                )
+            })?;
+        let theirs = apache_avro::Schema::parse_str(&registered.schema)?;
+        anyhow::ensure!(
+            theirs.canonical_form() == ours.canonical_form(),
+            "subject {subject}: the latest registered version (id {}) is not the schema this \
+             build writes for {topic}; register this build's schema before rolling it out, or \
+             set ELIGIBILITY_SCHEMA_AUTO_REGISTER=true",
+            registered.id
+        );
         Ok(())
     }
 

@@ -2,8 +2,11 @@
 //! `eligibility_summary:{user_id}` (the user's totals). PostgreSQL stays the source of truth:
 //! a lost cache entry costs a read, never a verdict.
 
+use std::path::Path;
+
+use anyhow::Context;
 use redis::AsyncCommands;
-use redis::aio::MultiplexedConnection;
+use redis::aio::ConnectionManager;
 
 /// Cache entries live 24 hours (docs/design.md, "Stores").
 pub const TTL_SECONDS: u64 = 24 * 3600;
@@ -16,17 +19,44 @@ pub fn summary_key(user_id: &str) -> String {
     format!("eligibility_summary:{user_id}")
 }
 
+/// A reconnecting connection: after a drop (a Redis restart, a failover) the next command
+/// connects again, so a worker never holds a dead connection for its whole life.
 #[derive(Clone)]
 pub struct Cache {
-    connection: MultiplexedConnection,
+    connection: ConnectionManager,
 }
 
 impl Cache {
-    pub async fn connect(url: &str) -> anyhow::Result<Cache> {
-        let client =
-            redis::Client::open(url).map_err(|e| anyhow::anyhow!("ELIGIBILITY_REDIS_URL: {e}"))?;
-        let connection = client.get_multiplexed_async_connection().await?;
+    /// Connects to `url` (`redis://`, or `rediss://` for TLS). With `ca_file` (PEM), TLS trusts
+    /// that CA in place of the system's (a private CA, a managed Redis).
+    pub async fn connect(url: &str, ca_file: Option<&Path>) -> anyhow::Result<Cache> {
+        let client = match ca_file {
+            None => redis::Client::open(url),
+            Some(path) => {
+                let root_cert = std::fs::read(path).with_context(|| {
+                    format!("ELIGIBILITY_REDIS_CA_FILE: cannot read {}", path.display())
+                })?;
+                let certificates = redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(root_cert),
+                };
+                redis::Client::build_with_tls(url, certificates)
+            }
+        }
+        .map_err(|e| anyhow::anyhow!("ELIGIBILITY_REDIS_URL: {e}"))?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_number_of_retries(2)
+            .set_connection_timeout(Some(std::time::Duration::from_secs(5)));
+        let connection = ConnectionManager::new_with_config(client, config)
+            .await
+            .map_err(|e| anyhow::anyhow!("connecting to ELIGIBILITY_REDIS_URL: {e}"))?;
         Ok(Cache { connection })
+    }
+
+    /// One round trip: what readiness asks of Redis.
+    pub async fn ping(&self) -> redis::RedisResult<()> {
+        let mut connection = self.connection.clone();
+        redis::cmd("PING").query_async(&mut connection).await
     }
 
     /// Replaces the given entries (user, key, JSON value) in one round trip: the old value of a

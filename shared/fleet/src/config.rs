@@ -38,6 +38,27 @@ pub struct KafkaSecurity {
 pub struct KafkaConfig {
     pub brokers: String,
     pub security: KafkaSecurity,
+    /// Client properties passed to librdkafka as given, after every other setting
+    /// (`ELIGIBILITY_KAFKA_PROP_*`): OAUTHBEARER, mTLS, timeouts, anything the variables above
+    /// do not name.
+    pub properties: Vec<(String, String)>,
+}
+
+/// The prefix of the Kafka client pass-through variables.
+pub const KAFKA_PROP_PREFIX: &str = "ELIGIBILITY_KAFKA_PROP_";
+
+/// The librdkafka property a pass-through variable names: the part after the prefix,
+/// lower-cased, `_` read as `.`, `__` as `_` and `___` as `-` (the convention of the Kafka
+/// container images): `SASL_OAUTHBEARER_TOKEN__ENDPOINT__URL` is
+/// `sasl.oauthbearer.token_endpoint_url`.
+pub fn kafka_property_name(variable_suffix: &str) -> String {
+    variable_suffix
+        .to_lowercase()
+        .replace("___", "\u{0}")
+        .replace("__", "\u{1}")
+        .replace('_', ".")
+        .replace('\u{1}', "_")
+        .replace('\u{0}', "-")
 }
 
 #[derive(Debug, Clone)]
@@ -64,6 +85,13 @@ pub struct Config {
     pub log: String,
     pub consumer_group: Option<String>,
     pub input_topics: Option<Vec<String>>,
+    /// `ELIGIBILITY_DATABASE_CA_FILE`: a PEM CA that PostgreSQL's TLS certificate is checked against.
+    pub database_ca_file: Option<PathBuf>,
+    /// `ELIGIBILITY_REDIS_CA_FILE`: a PEM CA for `rediss://`.
+    pub redis_ca_file: Option<PathBuf>,
+    /// `ELIGIBILITY_SCHEMA_AUTO_REGISTER`: register the Avro schemas at start (true), or only
+    /// look up the versions already registered (false: read-only registry credentials).
+    pub schema_auto_register: bool,
 }
 
 const KNOWN: &[&str] = &[
@@ -86,7 +114,18 @@ const KNOWN: &[&str] = &[
     "ELIGIBILITY_LOG",
     "ELIGIBILITY_CONSUMER_GROUP",
     "ELIGIBILITY_INPUT_TOPICS",
+    "ELIGIBILITY_DATABASE_CA_FILE",
+    "ELIGIBILITY_REDIS_CA_FILE",
+    "ELIGIBILITY_SCHEMA_AUTO_REGISTER",
 ];
+
+/// `ELIGIBILITY_DATABASE_CA_FILE` for the commands that read only the database variables
+/// (`migrate`, `audit verify`, `schema-registry`).
+pub fn database_ca_file_from_env() -> Option<PathBuf> {
+    std::env::var_os("ELIGIBILITY_DATABASE_CA_FILE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
 
 /// The variables a worker was given, so that tests can pass a map instead of the process
 /// environment.
@@ -115,7 +154,11 @@ impl Vars {
         self.0
             .keys()
             .map(String::as_str)
-            .filter(|k| !KNOWN.contains(k) && !k.starts_with("ELIGIBILITY_STACK_"))
+            .filter(|k| {
+                !KNOWN.contains(k)
+                    && !k.starts_with("ELIGIBILITY_STACK_")
+                    && !k.starts_with(KAFKA_PROP_PREFIX)
+            })
             .collect()
     }
 
@@ -182,7 +225,19 @@ impl KafkaConfig {
             security.sasl_username = Some(vars.required("ELIGIBILITY_KAFKA_SASL_USERNAME")?);
             security.sasl_password = Some(vars.required("ELIGIBILITY_KAFKA_SASL_PASSWORD")?);
         }
-        Ok(KafkaConfig { brokers, security })
+        let properties = vars
+            .0
+            .iter()
+            .filter_map(|(name, value)| {
+                let suffix = name.strip_prefix(KAFKA_PROP_PREFIX)?;
+                Some((kafka_property_name(suffix), value.clone()))
+            })
+            .collect();
+        Ok(KafkaConfig {
+            brokers,
+            security,
+            properties,
+        })
     }
 }
 
@@ -227,6 +282,20 @@ impl Config {
                 .filter(|s| !s.is_empty())
                 .collect()
         });
+        let auto_register_text = vars
+            .get("ELIGIBILITY_SCHEMA_AUTO_REGISTER")
+            .unwrap_or("true");
+        let schema_auto_register = match auto_register_text {
+            "true" => true,
+            "false" => false,
+            other => {
+                return Err(invalid(
+                    "ELIGIBILITY_SCHEMA_AUTO_REGISTER",
+                    other,
+                    "expected true or false",
+                ));
+            }
+        };
         Ok(Config {
             kafka: KafkaConfig::from_vars(vars)?,
             database_url: vars.required("ELIGIBILITY_DATABASE_URL")?,
@@ -240,6 +309,9 @@ impl Config {
             log: vars.get("ELIGIBILITY_LOG").unwrap_or("info").to_string(),
             consumer_group: vars.get("ELIGIBILITY_CONSUMER_GROUP").map(str::to_string),
             input_topics,
+            database_ca_file: vars.get("ELIGIBILITY_DATABASE_CA_FILE").map(PathBuf::from),
+            redis_ca_file: vars.get("ELIGIBILITY_REDIS_CA_FILE").map(PathBuf::from),
+            schema_auto_register,
         })
     }
 }
@@ -305,5 +377,40 @@ mod tests {
             Some(vec!["policy.rules.updated".to_string()])
         );
         assert_eq!(vars.unknown(), vec!["ELIGIBILITY_KAFKA_BROKER"]);
+    }
+
+    #[test]
+    fn kafka_properties_pass_through_by_name() {
+        assert_eq!(kafka_property_name("CLIENT_ID"), "client.id");
+        assert_eq!(
+            kafka_property_name("SASL_OAUTHBEARER_TOKEN__ENDPOINT__URL"),
+            "sasl.oauthbearer.token_endpoint_url"
+        );
+        assert_eq!(kafka_property_name("A___B_C"), "a-b.c");
+        let mut pairs = base();
+        pairs.push((
+            "ELIGIBILITY_KAFKA_PROP_SSL_CERTIFICATE_LOCATION",
+            "/tls/client.pem",
+        ));
+        pairs.push(("ELIGIBILITY_SCHEMA_AUTO_REGISTER", "false"));
+        let vars = Vars::from_pairs(pairs);
+        let config = Config::from_vars(&vars).unwrap();
+        assert_eq!(
+            config.kafka.properties,
+            vec![(
+                "ssl.certificate.location".to_string(),
+                "/tls/client.pem".to_string()
+            )]
+        );
+        assert!(!config.schema_auto_register);
+        assert!(vars.unknown().is_empty(), "{:?}", vars.unknown());
+        let mut pairs = base();
+        pairs.push(("ELIGIBILITY_SCHEMA_AUTO_REGISTER", "no"));
+        let err = Config::from_vars(&Vars::from_pairs(pairs)).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("ELIGIBILITY_SCHEMA_AUTO_REGISTER=\"no\""),
+            "{err}"
+        );
     }
 }

@@ -21,6 +21,8 @@ struct HealthState {
     not_ready: Option<String>,
     last_heartbeat: Option<Instant>,
     dependencies_seen: Option<Instant>,
+    /// Why the last Redis round trip failed; None once one succeeds.
+    cache_failure: Option<String>,
 }
 
 /// A main loop that has not beaten for this long is wedged.
@@ -52,6 +54,12 @@ impl Health {
         state.last_heartbeat = Some(now);
     }
 
+    /// The outcome of the last Redis round trip: a worker whose cache does not answer is not
+    /// ready (it would serve a stale cache to readers), until one succeeds again.
+    pub fn cache_answered(&self, outcome: Result<(), String>) {
+        self.state.lock().expect("not poisoned").cache_failure = outcome.err();
+    }
+
     pub fn set_ready(&self) {
         self.state.lock().expect("not poisoned").not_ready = None;
     }
@@ -76,6 +84,9 @@ impl Health {
         let state = self.state.lock().expect("not poisoned");
         if let Some(reason) = &state.not_ready {
             return Err(reason.clone());
+        }
+        if let Some(failure) = &state.cache_failure {
+            return Err(format!("Redis does not answer: {failure}"));
         }
         match state.dependencies_seen {
             Some(seen) if seen.elapsed() <= DEPENDENCIES_FRESH => Ok(()),
@@ -152,4 +163,24 @@ pub async fn start(
     let bound = serve(addr, health.clone(), metrics, shutdown.wait()).await?;
     tracing::info!(addr = %bound, "serving /metrics, /healthz, /readyz");
     Ok(health)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cache_that_does_not_answer_makes_the_worker_unready_until_it_does() {
+        let health = Health::new();
+        health.dependencies_answered();
+        health.set_ready();
+        assert_eq!(health.ready(), Ok(()));
+        health.cache_answered(Err("connection refused".into()));
+        assert_eq!(
+            health.ready(),
+            Err("Redis does not answer: connection refused".into())
+        );
+        health.cache_answered(Ok(()));
+        assert_eq!(health.ready(), Ok(()));
+    }
 }

@@ -15,7 +15,8 @@ use rdkafka::{ClientContext, TopicPartitionList};
 use crate::config::KafkaConfig;
 use crate::topics::{POLICY_RULES_UPDATED, SCHEME_DEADLINE_APPROACHING, partition_map};
 
-/// Brokers and security, shared by every client.
+/// Brokers, security and the pass-through properties (last, so they can override), shared by
+/// every client.
 pub fn client_config(kafka: &KafkaConfig) -> ClientConfig {
     let mut config = ClientConfig::new();
     config
@@ -32,6 +33,9 @@ pub fn client_config(kafka: &KafkaConfig) -> ClientConfig {
     }
     if let Some(ca) = &kafka.security.ssl_ca_location {
         config.set("ssl.ca.location", ca);
+    }
+    for (name, value) in &kafka.properties {
+        config.set(name, value);
     }
     config
 }

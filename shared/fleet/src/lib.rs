@@ -1,7 +1,8 @@
 //! What every worker shares for I/O (docs/design.md, "Crates").
 //!
 //! Major components:
-//! - [`config`]: the `ELIGIBILITY_*` environment contract (docs/configuration.md).
+//! - [`config`]: the `ELIGIBILITY_*` environment contract (docs/configuration.md);
+//!   [`connect`]: the connections a worker opens at start.
 //! - [`topics`]: topic names and the partition map (`schemas/partition_map.json`).
 //! - [`kafka`]: client set-up (security), the idempotent producer, the consumer whose offsets
 //!   live in PostgreSQL, topic creation.
@@ -20,6 +21,7 @@
 pub mod avro;
 pub mod cache;
 pub mod config;
+pub mod connect;
 pub mod events;
 pub mod http;
 pub mod input;

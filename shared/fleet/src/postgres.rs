@@ -1,5 +1,8 @@
 //! PostgreSQL: the connection pool and the schema migrations of `schemas/migrations/`.
 
+use std::path::Path;
+
+use anyhow::Context;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use postgres_native_tls::MakeTlsConnector;
 
@@ -19,12 +22,38 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ),
 ];
 
-/// A pool over `url` (TLS as the URL's `sslmode` asks; system trust store).
+/// A pool over `url`, trusting the system's certificate authorities (tests and tools).
 pub fn pool(url: &str, size: usize) -> anyhow::Result<Pool> {
-    let config: tokio_postgres::Config = url
+    pool_with_ca(url, None, size)
+}
+
+/// A pool over `url` (`ELIGIBILITY_DATABASE_URL`). TLS as its `sslmode` asks: `disable`,
+/// `prefer` or `require`; libpq's `verify-ca` and `verify-full` are accepted as `require`,
+/// because TLS here always verifies the server's certificate chain and host name (so `require`
+/// already means what libpq calls `verify-full`). With `ca_file` (PEM,
+/// `ELIGIBILITY_DATABASE_CA_FILE`) that authority is trusted too: a managed database's CA
+/// (RDS, Cloud SQL) or a private one.
+pub fn pool_with_ca(url: &str, ca_file: Option<&Path>, size: usize) -> anyhow::Result<Pool> {
+    let config: tokio_postgres::Config = as_tokio_postgres_url(url)
         .parse()
         .map_err(|e| anyhow::anyhow!("ELIGIBILITY_DATABASE_URL is not a PostgreSQL URL: {e}"))?;
-    let tls = MakeTlsConnector::new(native_tls::TlsConnector::new()?);
+    let mut tls = native_tls::TlsConnector::builder();
+    if let Some(path) = ca_file {
+        let pem = std::fs::read(path).with_context(|| {
+            format!(
+                "ELIGIBILITY_DATABASE_CA_FILE: cannot read {}",
+                path.display()
+            )
+        })?;
+        let ca = native_tls::Certificate::from_pem(&pem).with_context(|| {
+            format!(
+                "ELIGIBILITY_DATABASE_CA_FILE: {} is not a PEM certificate",
+                path.display()
+            )
+        })?;
+        tls.add_root_certificate(ca);
+    }
+    let tls = MakeTlsConnector::new(tls.build()?);
     let manager = Manager::from_config(
         config,
         tls,
@@ -81,6 +110,13 @@ pub async fn migrate(pool: &Pool) -> anyhow::Result<Vec<&'static str>> {
     result
 }
 
+/// `sslmode=verify-ca` / `verify-full` (libpq's names, which this client's parser refuses) as
+/// `require`: the connector verifies chain and host name whatever the mode.
+fn as_tokio_postgres_url(url: &str) -> String {
+    url.replace("sslmode=verify-full", "sslmode=require")
+        .replace("sslmode=verify-ca", "sslmode=require")
+}
+
 /// Whether the database has exactly the migrations this binary expects.
 pub async fn schema_is_current(pool: &Pool) -> anyhow::Result<bool> {
     let client = pool.get().await?;
@@ -91,4 +127,36 @@ pub async fn schema_is_current(pool: &Pool) -> anyhow::Result<bool> {
         )
         .await?;
     Ok(row.get::<_, i64>(0) as usize == MIGRATIONS.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libpq_verify_modes_are_accepted_as_require() {
+        for mode in ["verify-full", "verify-ca"] {
+            let url =
+                format!("postgres://u:p@db.internal:5432/e?sslmode={mode}&application_name=x");
+            let config: tokio_postgres::Config = as_tokio_postgres_url(&url).parse().unwrap();
+            assert_eq!(
+                config.get_ssl_mode(),
+                tokio_postgres::config::SslMode::Require
+            );
+            assert_eq!(config.get_application_name(), Some("x"));
+        }
+        let missing = pool_with_ca(
+            "postgres://u@127.0.0.1/e?sslmode=require",
+            Some(Path::new("/nonexistent/ca.pem")),
+            1,
+        )
+        .err()
+        .unwrap();
+        assert!(
+            missing
+                .to_string()
+                .contains("ELIGIBILITY_DATABASE_CA_FILE: cannot read /nonexistent/ca.pem"),
+            "{missing}"
+        );
+    }
 }

@@ -205,7 +205,8 @@ pub fn run(command: AuditCommand) -> Result<ExitCode> {
 }
 
 async fn load_and_verify(database_url: &str, args: &VerifyArgs) -> Result<Vec<Verification>> {
-    let pool = fleet::postgres::pool(database_url, 1)?;
+    let ca = fleet::config::database_ca_file_from_env();
+    let pool = fleet::postgres::pool_with_ca(database_url, ca.as_deref(), 1)?;
     let client = pool
         .get()
         .await

@@ -128,7 +128,8 @@ pub fn migrate() -> Result<ExitCode> {
         .context("ELIGIBILITY_DATABASE_URL is required but not set")?;
     fleet::init_tracing("info");
     runtime()?.block_on(async {
-        let pool = fleet::postgres::pool(&url, 1)?;
+        let ca = fleet::config::database_ca_file_from_env();
+        let pool = fleet::postgres::pool_with_ca(&url, ca.as_deref(), 1)?;
         let applied = fleet::postgres::migrate(&pool).await?;
         println!(
             "schema current ({} migrations; applied now: {})",
@@ -190,7 +191,8 @@ pub fn schema_registry(args: RegistryArgs) -> Result<ExitCode> {
     };
     fleet::init_tracing("info");
     runtime()?.block_on(async {
-        let pool = fleet::postgres::pool(&url, 4)?;
+        let ca = fleet::config::database_ca_file_from_env();
+        let pool = fleet::postgres::pool_with_ca(&url, ca.as_deref(), 4)?;
         fleet::postgres::migrate(&pool).await?;
         fleet::registry::serve(args.listen, pool).await
     })?;

@@ -145,22 +145,12 @@ impl Pipeline {
             ),
             Err(why) => tracing::info!(%why, "batch engine: the CPU"),
         }
-        let pool = fleet::postgres::pool(&config.database_url, 8)?;
-        let applied = fleet::postgres::migrate(&pool)
-            .await
-            .context("applying migrations to ELIGIBILITY_DATABASE_URL")?;
-        if !applied.is_empty() {
-            tracing::info!(?applied, "migrations applied");
-        }
-        let cache = Cache::connect(&config.redis_url)
-            .await
-            .context("connecting to ELIGIBILITY_REDIS_URL")?;
-        let codec = Codec::new(&config.schema_registry_url, &codec_topics());
-        codec
-            .register_all()
-            .await
-            .context("registering schemas at ELIGIBILITY_SCHEMA_REGISTRY_URL")?;
-        let producer = fleet::kafka::producer(&config.kafka)?;
+        let fleet::connect::Connections {
+            pool,
+            cache,
+            codec,
+            producer,
+        } = fleet::connect::Connections::open(config, 8, &codec_topics()).await?;
         let catalogue = Catalogue::bundled();
         let corpus = crate::rules_source::load(&catalogue, config.rules_dir.as_deref())?;
         let seeded = rules_store::seed(&pool, &corpus).await?;
@@ -349,6 +339,7 @@ async fn idle_upkeep(
     }
     pipeline.refresh_rules().await?;
     pipeline.health.dependencies_answered();
+    fleet::connect::check_cache(&pipeline.cache, &pipeline.health).await;
     if current > 0 {
         pipeline.health.set_ready();
     } else {

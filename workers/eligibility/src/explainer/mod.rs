@@ -131,22 +131,12 @@ pub async fn run(config: Config, shutdown: Shutdown, options: Options) -> anyhow
         .clone()
         .unwrap_or_else(|| DEFAULT_GROUP.into());
     let topics = input_topics(&config)?;
-    let pool = fleet::postgres::pool(&config.database_url, 4)?;
-    let applied = fleet::postgres::migrate(&pool)
-        .await
-        .context("applying migrations to ELIGIBILITY_DATABASE_URL")?;
-    if !applied.is_empty() {
-        tracing::info!(?applied, "migrations applied");
-    }
-    let cache = Cache::connect(&config.redis_url)
-        .await
-        .context("connecting to ELIGIBILITY_REDIS_URL")?;
-    let codec = Codec::new(&config.schema_registry_url, &codec_topics(&topics));
-    codec
-        .register_all()
-        .await
-        .context("registering schemas at ELIGIBILITY_SCHEMA_REGISTRY_URL")?;
-    let producer = fleet::kafka::producer(&config.kafka)?;
+    let fleet::connect::Connections {
+        pool,
+        cache,
+        codec,
+        producer,
+    } = fleet::connect::Connections::open(&config, 4, &codec_topics(&topics)).await?;
     let llm = match &config.llm {
         Some(llm) => {
             let client = LlmClient::new(llm, options.llm)?;
@@ -259,6 +249,7 @@ async fn upkeep(
         client.query_one("SELECT 1", &[]).await?;
     }
     pipeline.health.dependencies_answered();
+    fleet::connect::check_cache(&pipeline.cache, &pipeline.health).await;
     if current > 0 {
         pipeline.health.set_ready();
     } else {

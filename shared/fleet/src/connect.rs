@@ -1,0 +1,64 @@
+//! The connections every worker opens at start, in one order, each failure naming the variable
+//! to fix: PostgreSQL (and its migrations), Redis, the schema registry, the Kafka producer.
+
+use anyhow::Context;
+use deadpool_postgres::Pool;
+use rdkafka::producer::FutureProducer;
+
+use crate::avro::{Codec, Registration};
+use crate::cache::Cache;
+use crate::config::Config;
+use crate::http::Health;
+
+pub struct Connections {
+    pub pool: Pool,
+    pub cache: Cache,
+    pub codec: Codec,
+    pub producer: FutureProducer,
+}
+
+impl Connections {
+    /// Opens everything; `codec_topics` are the topics whose records the worker reads or writes.
+    pub async fn open(
+        config: &Config,
+        pool_size: usize,
+        codec_topics: &[String],
+    ) -> anyhow::Result<Connections> {
+        let pool = crate::postgres::pool_with_ca(
+            &config.database_url,
+            config.database_ca_file.as_deref(),
+            pool_size,
+        )?;
+        let applied = crate::postgres::migrate(&pool)
+            .await
+            .context("applying migrations to ELIGIBILITY_DATABASE_URL")?;
+        if !applied.is_empty() {
+            tracing::info!(?applied, "migrations applied");
+        }
+        let cache = Cache::connect(&config.redis_url, config.redis_ca_file.as_deref()).await?;
+        let registration = if config.schema_auto_register {
+            Registration::Auto
+        } else {
+            Registration::LookUpLatest
+        };
+        let codec =
+            Codec::with_registration(&config.schema_registry_url, codec_topics, registration);
+        codec
+            .register_all()
+            .await
+            .context("the Avro schemas at ELIGIBILITY_SCHEMA_REGISTRY_URL")?;
+        let producer = crate::kafka::producer(&config.kafka)
+            .context("the Kafka producer (ELIGIBILITY_KAFKA_* settings)")?;
+        Ok(Connections {
+            pool,
+            cache,
+            codec,
+            producer,
+        })
+    }
+}
+
+/// One Redis round trip, recorded for readiness.
+pub async fn check_cache(cache: &Cache, health: &Health) {
+    health.cache_answered(cache.ping().await.map_err(|e| e.to_string()));
+}

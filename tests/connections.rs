@@ -1,0 +1,270 @@
+//! The production connections against real local services (`scripts/stack.sh up`): PostgreSQL
+//! TLS verified against a configured CA file, Redis over TLS and its reconnection after a drop,
+//! readiness that follows Redis, Kafka client properties passed through, and a registry that
+//! is only looked up. The TLS servers use the stack's test CA (`~/.cache/eligibility-stack/tls`).
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fleet::avro::{Codec, Registration};
+use fleet::cache::Cache;
+use support::*;
+
+/// The stack's test CA (scripts/stack.sh `up_tls_certs`).
+fn test_ca() -> PathBuf {
+    let path = match std::env::var_os("ELIGIBILITY_STACK_TLS_CA_FILE") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+            cache.join("eligibility-stack/tls/ca.pem")
+        }
+    };
+    assert!(
+        path.exists(),
+        "no test CA at {}: start the stack with `scripts/stack.sh up`",
+        path.display()
+    );
+    path
+}
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+/// The error and its causes, on one line.
+fn chain(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_tls_is_verified_against_the_configured_ca_file() {
+    let url = env_or(
+        "ELIGIBILITY_STACK_DATABASE_TLS_URL",
+        "postgres://eligibility:eligibility@127.0.0.1:5432/eligibility?sslmode=verify-full",
+    );
+    let ca = test_ca();
+    let pool = fleet::postgres::pool_with_ca(&url, Some(&ca), 1).unwrap();
+    let client = pool
+        .get()
+        .await
+        .expect("a TLS connection verified against the test CA");
+    let encrypted: bool = client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(encrypted, "the session is not encrypted");
+    drop(client);
+
+    // Without the CA file the server's certificate is not trusted: refused, not downgraded.
+    let untrusted = fleet::postgres::pool_with_ca(&url, None, 1).unwrap();
+    let error = untrusted
+        .get()
+        .await
+        .expect_err("an untrusted certificate is refused");
+    let text = format!("{error:?}");
+    assert!(text.contains("certificate"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_over_tls_with_the_configured_ca_file() {
+    let url = env_or("ELIGIBILITY_STACK_REDIS_TLS_URL", "rediss://127.0.0.1:6380");
+    let ca = test_ca();
+    let cache = Cache::connect(&url, Some(&ca))
+        .await
+        .expect("TLS Redis, verified");
+    let key = format!("e2e-tls-{}", std::process::id());
+    cache
+        .put(&[(key.clone(), "\"over TLS\"".into())])
+        .await
+        .unwrap();
+    assert_eq!(
+        cache.get(&key).await.unwrap().as_deref(),
+        Some("\"over TLS\"")
+    );
+    cache.invalidate(std::slice::from_ref(&key)).await.unwrap();
+
+    let untrusted = Cache::connect(&url, None)
+        .await
+        .err()
+        .expect("an untrusted certificate is refused");
+    assert!(
+        chain(&untrusted).contains("ELIGIBILITY_REDIS_URL"),
+        "{untrusted:#}"
+    );
+}
+
+/// A Redis of the test's own on a free port, so that it can be stopped and started again.
+struct OwnRedis {
+    port: u16,
+    child: Child,
+}
+
+impl OwnRedis {
+    fn start(port: u16) -> OwnRedis {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server (installed by scripts/stack.sh)");
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "redis-server did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        OwnRedis { port, child }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `/readyz` until its status is `want`; returns the body.
+fn readyz_becomes(worker: &Worker, want: u16, within: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        let (status, body) = worker.http_get("/readyz");
+        if status == want {
+            return body;
+        }
+        assert!(
+            start.elapsed() < within,
+            "/readyz stayed {status} ({body}), wanted {want}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cache_reconnects_after_redis_restarts_and_readiness_follows_it() {
+    let port = free_port();
+    let redis = OwnRedis::start(port);
+    let cache = Cache::connect(&redis.url(), None).await.unwrap();
+    cache.ping().await.unwrap();
+
+    let stack = Stack::get();
+    let database_url = stack.fresh_database("e2e_redis_restart").await;
+    let worker = Worker::start_with_env(
+        &stack,
+        &database_url,
+        &format!("e2e-redis-restart-{}", std::process::id()),
+        &[],
+        &[("ELIGIBILITY_REDIS_URL", redis.url().as_str())],
+    );
+    worker.wait_ready(Duration::from_secs(60));
+
+    redis.stop();
+    assert!(cache.ping().await.is_err(), "Redis is down");
+    let body = readyz_becomes(&worker, 503, Duration::from_secs(15));
+    assert!(body.contains("Redis"), "{body}");
+
+    // The same port again: both the test's cache and the worker's connect again by themselves.
+    let _redis = OwnRedis::start(port);
+    let start = Instant::now();
+    while cache.ping().await.is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "the cache never reconnected"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    readyz_becomes(&worker, 200, Duration::from_secs(15));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kafka_client_properties_are_passed_through() {
+    let stack = Stack::get();
+    let database_url = stack.fresh_database("e2e_kafka_props").await;
+    let group = format!("e2e-kafka-props-{}", std::process::id());
+    let worker = Worker::start_with_env(
+        &stack,
+        &database_url,
+        &group,
+        &[],
+        &[("ELIGIBILITY_KAFKA_PROP_CLIENT_ID", "eligibility-e2e")],
+    );
+    worker.wait_ready(Duration::from_secs(60));
+    drop(worker);
+
+    // librdkafka itself judges the property, so an unknown one stops the worker, named.
+    let output = stack
+        .command(&database_url, &group)
+        .arg("evaluator")
+        .env(
+            "ELIGIBILITY_HTTP_ADDR",
+            format!("127.0.0.1:{}", free_port()),
+        )
+        .env("ELIGIBILITY_KAFKA_PROP_NO_SUCH_PROPERTY", "1")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no.such.property"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_auto_registration_schemas_are_looked_up_and_a_missing_one_is_named() {
+    let stack = Stack::get();
+    // A subject no one has registered yet (any `*.dlq` topic has the dead-letter schema).
+    let topic = format!("e2e-lookup-{}-{}.dlq", std::process::id(), free_port());
+    let topics = vec![topic.clone()];
+    let lookup = Codec::with_registration(&stack.registry_url, &topics, Registration::LookUpLatest);
+    let missing = lookup
+        .register_all()
+        .await
+        .expect_err("nothing registered");
+    assert!(
+        chain(&missing).contains(&format!("subject {topic}-value has no registered schema")),
+        "{missing:#}"
+    );
+
+    // Once a release pipeline (here: an auto-registering codec) has registered it, a
+    // look-up-only codec writes and reads with it.
+    Codec::new(&stack.registry_url, &topics)
+        .register_all()
+        .await
+        .unwrap();
+    let lookup = Codec::with_registration(&stack.registry_url, &topics, Registration::LookUpLatest);
+    lookup.register_all().await.unwrap();
+    let letter = fleet::events::DeadLetter {
+        source_topic: "user.metadata.updated".into(),
+        source_partition: 3,
+        source_offset: 41,
+        reason_code: "decode_failed".into(),
+        reason: "e2e".into(),
+        original_key: Some(b"u-1".to_vec()),
+        original_value: None,
+    };
+    let bytes = lookup.encode(&topic, &letter).await.unwrap();
+    let back: fleet::events::DeadLetter = lookup.decode(&bytes).await.unwrap();
+    assert_eq!(back.source_offset, 41);
+    assert_eq!(back.reason, "e2e");
+}
