@@ -237,10 +237,7 @@ async fn without_auto_registration_schemas_are_looked_up_and_a_missing_one_is_na
     let topic = format!("e2e-lookup-{}-{}.dlq", std::process::id(), free_port());
     let topics = vec![topic.clone()];
     let lookup = Codec::with_registration(&stack.registry_url, &topics, Registration::LookUpLatest);
-    let missing = lookup
-        .register_all()
-        .await
-        .expect_err("nothing registered");
+    let missing = lookup.register_all().await.expect_err("nothing registered");
     assert!(
         chain(&missing).contains(&format!("subject {topic}-value has no registered schema")),
         "{missing:#}"
