@@ -12,7 +12,9 @@
 #                             run with it first, then with this build, for a side-by-side ratio)
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
-#                             re-evaluate every citizen end to end
+#                             re-evaluate every citizen end to end (FLEET_BENCH_EVALUATORS,
+#                             default 1: one run per evaluator count; the rule's copies are
+#                             re-evaluated by each partition's owner in parallel)
 # Each run uses a fresh database (eligibility_demo / eligibility_bench) and a new consumer group
 # that starts at the topics' current ends; the worker is stopped (SIGTERM) at the end.
 set -euo pipefail
@@ -98,6 +100,8 @@ if [ "$mode" = bench ]; then
     if [ -n "${FLEET_BENCH_BASELINE:-}" ]; then run_once "$count" "$FLEET_BENCH_BASELINE"; fi
     run_once "$count"
   done
+elif [ "$mode" = rule-change ]; then
+  for count in ${FLEET_BENCH_EVALUATORS:-1}; do run_once "$count"; done
 else
   run_once 1
 fi
