@@ -1330,3 +1330,46 @@ async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_pr
         assert_eq!(stored_verdicts(&s.pool, user).await, expected, "{user}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_that_lost_its_partition_cannot_commit_after_the_new_owner_took_it() {
+    use fleet::leases::Leases;
+    let stack = Stack::get();
+    let database_url = stack.fresh_database("e2e_leases").await;
+    let pool = fleet::postgres::pool(&database_url, 4).unwrap();
+    fleet::postgres::migrate(&pool).await.unwrap();
+    let group = unique("leases");
+
+    // The old owner checks its lease inside a batch transaction that is still open.
+    let old = Leases::take(&pool, &group, &[3, 4], "old/1").await.unwrap();
+    let mut client = pool.get().await.unwrap();
+    let tx = client.transaction().await.unwrap();
+    old.check(&tx, &[3]).await.unwrap();
+
+    // A rebalance gives partition 3 to a new owner: its take waits for that commit.
+    let taking = tokio::spawn({
+        let pool = pool.clone();
+        let group = group.clone();
+        async move { Leases::take(&pool, &group, &[3], "new/2").await.unwrap() }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !taking.is_finished(),
+        "the take waited for the commit in flight"
+    );
+    tx.commit().await.unwrap();
+    let new = taking.await.unwrap();
+
+    // From now on the old owner's batches on partition 3 are refused; partition 4 is still its.
+    let tx = client.transaction().await.unwrap();
+    let fenced = old.check(&tx, &[3, 4]).await.unwrap_err().to_string();
+    assert!(fenced.starts_with("fenced"), "{fenced}");
+    assert!(fenced.contains("3 (now epoch 2, new/2)"), "{fenced}");
+    assert!(!fenced.contains("4 ("), "{fenced}");
+    tx.rollback().await.unwrap();
+    let tx = client.transaction().await.unwrap();
+    old.check(&tx, &[4]).await.unwrap();
+    new.check(&tx, &[3]).await.unwrap();
+    let not_held = new.check(&tx, &[5]).await.unwrap_err().to_string();
+    assert!(not_held.contains("5 (no lease)"), "{not_held}");
+}

@@ -11,7 +11,8 @@
 //! - [`avro`], [`events`]: Avro payloads in the Confluent wire format through a schema registry,
 //!   and their Rust types.
 //! - [`postgres`]: the pool and the migrations of `schemas/migrations/`; [`offsets`]: consumer
-//!   offsets kept in PostgreSQL.
+//!   offsets kept in PostgreSQL; [`leases`]: the partition leases that fence a worker which
+//!   lost its partitions.
 //! - [`cache`]: the Redis verdict cache.
 //! - [`metrics`], [`http`]: the Prometheus recorder (docs/metrics.md) and the `/metrics`,
 //!   `/healthz`, `/readyz` endpoints.
@@ -26,6 +27,7 @@ pub mod events;
 pub mod http;
 pub mod input;
 pub mod kafka;
+pub mod leases;
 pub mod metrics;
 pub mod offsets;
 pub mod postgres;

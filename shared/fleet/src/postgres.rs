@@ -20,6 +20,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0003_partition_owner",
         include_str!("../../../schemas/migrations/0003_partition_owner.sql"),
     ),
+    (
+        "0004_partition_leases",
+        include_str!("../../../schemas/migrations/0004_partition_leases.sql"),
+    ),
 ];
 
 /// A pool over `url`, trusting the system's certificate authorities (tests and tools).

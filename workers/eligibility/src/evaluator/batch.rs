@@ -197,14 +197,26 @@ async fn attempt(
         .into_iter()
         .filter(|(_, u)| u.profile_touched || !u.touched.is_empty())
         .collect();
+    // Every record's partition: its offset is committed, and its user (if evaluated) is owned
+    // by it.
+    let mut partitions: Vec<i32> = next.keys().map(|&(_, p)| p).collect();
+    partitions.sort_unstable();
+    partitions.dedup();
     let write = BatchWrite {
         audit,
         users: users.iter().map(|(id, u)| (id.as_str(), u)).collect(),
         offsets: next.clone(),
+        partitions,
     };
     step(
         "postgres",
-        store::commit_batch(&pipeline.pool, &pipeline.group, &write).await,
+        store::commit_batch(
+            &pipeline.pool,
+            &pipeline.group,
+            pipeline.leases.as_ref(),
+            &write,
+        )
+        .await,
     )?;
     let BatchWrite { audit, .. } = write;
     Ok((users, audit, events))

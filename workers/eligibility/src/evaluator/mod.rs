@@ -41,6 +41,7 @@ use fleet::config::Config;
 use fleet::http::Health;
 use fleet::input::{Polled, poll_batch};
 use fleet::kafka::{Consumer, RebalanceTracker};
+use fleet::leases::Leases;
 use fleet::offsets::Offsets;
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
@@ -82,6 +83,8 @@ pub struct Pipeline {
     /// rules the book holds: None before the group assigns any, and for `replay`, which
     /// evaluates whatever it is given with every rule.
     pub owned: Option<Vec<i32>>,
+    /// The leases of the owned partitions (fleet::leases): None for `replay`, which owns none.
+    pub leases: Option<Leases>,
     pub health: Arc<Health>,
     /// `replay`: no offsets are read or written (the range is the caller's), and records a
     /// user has already moved past change nothing.
@@ -177,6 +180,7 @@ impl Pipeline {
             engine: Arc::new(engine),
             offsets,
             owned: None,
+            leases: None,
             health,
             replay,
             stats: Stats::default(),
@@ -329,11 +333,16 @@ async fn idle_upkeep(
         (assignment.generation, owned)
     };
     if current != *generation {
+        owned.sort_unstable();
+        owned.dedup();
+        // The leases first: a worker that lost these partitions can no longer commit, and one
+        // committing right now finishes before the offsets below are read.
+        let holder = fleet::leases::holder_name();
+        pipeline.leases =
+            Some(Leases::take(&pipeline.pool, &pipeline.group, &owned, &holder).await?);
         let offsets = fleet::offsets::load(&pipeline.pool, &pipeline.group).await?;
         *pipeline.offsets.lock().expect("not poisoned") = offsets;
         *generation = current;
-        owned.sort_unstable();
-        owned.dedup();
         pipeline.owned = Some(owned);
         pipeline.reload_rules().await?;
     }

@@ -281,8 +281,10 @@ async fn fan_out(
     store::commit_batch(
         &pipeline.pool,
         &pipeline.group,
+        pipeline.leases.as_ref(),
         &BatchWrite {
             offsets: offsets.clone(),
+            partitions: vec![record.partition],
             ..BatchWrite::default()
         },
     )
@@ -305,8 +307,10 @@ async fn dead_letter(
     store::commit_batch(
         &pipeline.pool,
         &pipeline.group,
+        pipeline.leases.as_ref(),
         &BatchWrite {
             offsets: offsets.clone(),
+            partitions: vec![record.partition],
             ..BatchWrite::default()
         },
     )
@@ -362,7 +366,7 @@ async fn reevaluate_scheme(
             Offsets::new()
         };
         let done = fleet::retry::with_retries("internal", || {
-            reevaluate_page(pipeline, &users, &schemes, as_of, &page_offsets)
+            reevaluate_page(pipeline, &users, &schemes, as_of, partition, &page_offsets)
         })
         .await
         .map_err(|e| {
@@ -407,6 +411,7 @@ async fn reevaluate_page(
     users: &[String],
     schemes: &BTreeSet<String>,
     as_of: Date,
+    partition: Option<i32>,
     offsets: &Offsets,
 ) -> Result<Page, StepError> {
     let mut states = step(
@@ -460,10 +465,17 @@ async fn reevaluate_page(
         audit,
         users: touched.iter().map(|(id, u)| (id.as_str(), u)).collect(),
         offsets: offsets.clone(),
+        partitions: partition.into_iter().collect(),
     };
     step(
         "postgres",
-        store::commit_batch(&pipeline.pool, &pipeline.group, &write).await,
+        store::commit_batch(
+            &pipeline.pool,
+            &pipeline.group,
+            pipeline.leases.as_ref(),
+            &write,
+        )
+        .await,
     )?;
     let BatchWrite { audit, .. } = write;
     Ok((touched, audit, events))

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use deadpool_postgres::Pool;
 use engine::transitions::Known;
 use engine::{Date, Outcome, Profile};
+use fleet::leases::Leases;
 use fleet::metrics::time_store;
 use fleet::topics::partition_map;
 use serde_json::Value as Json;
@@ -142,13 +143,25 @@ pub struct BatchWrite<'a> {
     pub users: Vec<(&'a str, &'a UserState)>,
     /// (topic, partition) → next offset to process.
     pub offsets: HashMap<(String, i32), i64>,
+    /// The partitions whose records (or users) the batch is about: their leases must still be
+    /// this worker's.
+    pub partitions: Vec<i32>,
 }
 
-/// Writes the batch in one transaction.
-pub async fn commit_batch(pool: &Pool, group: &str, batch: &BatchWrite<'_>) -> anyhow::Result<()> {
+/// Writes the batch in one transaction, after checking the partitions' leases (none for a
+/// `replay`, which owns no partition).
+pub async fn commit_batch(
+    pool: &Pool,
+    group: &str,
+    leases: Option<&Leases>,
+    batch: &BatchWrite<'_>,
+) -> anyhow::Result<()> {
     let mut client = pool.get().await?;
     time_store("postgres", "commit_batch", async {
         let tx = client.transaction().await?;
+        if let Some(leases) = leases {
+            leases.check(&tx, &batch.partitions).await?;
+        }
         let months: BTreeSet<String> = batch
             .audit
             .iter()
