@@ -315,19 +315,17 @@ impl Kafka {
     ) {
         let pool = fleet::postgres::pool(database_url, 1).unwrap();
         fleet::postgres::migrate(&pool).await.unwrap();
-        let client = pool.get().await.unwrap();
-        for e in marks.elements() {
-            if let Offset::Offset(o) = e.offset() {
-                client
-                    .execute(
-                        "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
-                         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                        &[&group, &e.topic(), &e.partition(), &o],
-                    )
-                    .await
-                    .unwrap();
-            }
-        }
+        let offsets: fleet::offsets::Offsets = marks
+            .elements()
+            .iter()
+            .filter_map(|e| match e.offset() {
+                Offset::Offset(o) => Some(((e.topic().to_string(), e.partition()), o)),
+                _ => None,
+            })
+            .collect();
+        fleet::offsets::start_at(&pool, group, &offsets)
+            .await
+            .unwrap();
     }
 
     /// Reads records from `marks` on, decoding them, until `done` says so or `within` passes.

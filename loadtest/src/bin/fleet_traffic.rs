@@ -225,23 +225,19 @@ async fn main() -> Result<()> {
 async fn prepare(env: &Env, group: &str) -> Result<()> {
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
     fleet::postgres::migrate(&pool).await?;
-    let client = pool.get().await?;
-    let mut n = 0;
+    let mut ends = fleet::offsets::Offsets::new();
     for topic in EVALUATOR_INPUTS {
         for e in env.ends(topic)?.elements() {
             if let Offset::Offset(o) = e.offset() {
-                client
-                    .execute(
-                        "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
-                         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                        &[&group, &e.topic(), &e.partition(), &o],
-                    )
-                    .await?;
-                n += 1;
+                ends.insert((e.topic().to_string(), e.partition()), o);
             }
         }
     }
-    println!("consumer group {group} starts at the current end of {n} partitions");
+    fleet::offsets::start_at(&pool, group, &ends).await?;
+    println!(
+        "consumer group {group} starts at the current end of {} partitions",
+        ends.len()
+    );
     Ok(())
 }
 

@@ -31,6 +31,41 @@ pub async fn load(pool: &Pool, group: &str) -> anyhow::Result<Offsets> {
         .collect())
 }
 
+/// Records `offsets` as `group`'s next offsets, inside the batch's transaction.
+pub async fn commit(
+    tx: &deadpool_postgres::Transaction<'_>,
+    group: &str,
+    offsets: &Offsets,
+) -> Result<(), tokio_postgres::Error> {
+    for ((topic, partition), next) in offsets {
+        tx.execute(
+            "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (consumer_group, topic, partition)
+             DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()",
+            &[&group, topic, partition, next],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Starts a new `group` at `offsets` (a benchmark or test that skips earlier traffic): a
+/// partition the group already has an offset for keeps it.
+pub async fn start_at(pool: &Pool, group: &str, offsets: &Offsets) -> anyhow::Result<()> {
+    let client = pool.get().await?;
+    for ((topic, partition), next) in offsets {
+        client
+            .execute(
+                "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                &[&group, topic, partition, next],
+            )
+            .await?;
+    }
+    Ok(())
+}
+
 /// Mirrors committed offsets to Kafka. PostgreSQL has them, so a failure is only logged.
 pub fn mirror_to_kafka(consumer: &Consumer, committed: &Offsets) {
     if committed.is_empty() {

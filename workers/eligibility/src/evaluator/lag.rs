@@ -3,12 +3,12 @@
 //! series expire (the recorder's gauge idle timeout). Watermarks are asked through a client of
 //! their own: through the group consumer they queue behind its fetches (about 0.5 s each).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fleet::config::KafkaConfig;
 use fleet::kafka::RebalanceTracker;
+use fleet::offsets::Offsets;
 use fleet::shutdown::Shutdown;
 use fleet::topics::{PROFILE_ASSEMBLED, USER_METADATA_UPDATED, partition_map};
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
@@ -16,7 +16,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer as _};
 pub async fn report(
     kafka: KafkaConfig,
     tracker: RebalanceTracker,
-    offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
+    offsets: Arc<Mutex<Offsets>>,
     shutdown: Shutdown,
 ) {
     let consumer: Arc<BaseConsumer> = match fleet::kafka::client_config(&kafka).create() {

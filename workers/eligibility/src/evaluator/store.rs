@@ -9,6 +9,7 @@ use engine::transitions::Known;
 use engine::{Date, Outcome, Profile};
 use fleet::leases::Leases;
 use fleet::metrics::time_store;
+use fleet::offsets::Offsets;
 use fleet::topics::partition_map;
 use serde_json::Value as Json;
 
@@ -142,7 +143,7 @@ pub struct BatchWrite<'a> {
     pub audit: Vec<PassAudit>,
     pub users: Vec<(&'a str, &'a UserState)>,
     /// (topic, partition) → next offset to process.
-    pub offsets: HashMap<(String, i32), i64>,
+    pub offsets: Offsets,
     /// The partitions whose records (or users) the batch is about: their leases must still be
     /// this worker's.
     pub partitions: Vec<i32>,
@@ -177,16 +178,7 @@ pub async fn commit_batch(
         write_profiles(&tx, &batch.users).await?;
         write_audit(&tx, &batch.audit).await?;
         write_verdicts(&tx, &batch.users).await?;
-        for ((topic, partition), next) in &batch.offsets {
-            tx.execute(
-                "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
-                 VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (consumer_group, topic, partition)
-                 DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()",
-                &[&group, topic, partition, next],
-            )
-            .await?;
-        }
+        fleet::offsets::commit(&tx, group, &batch.offsets).await?;
         tx.commit().await?;
         anyhow::Ok(())
     })

@@ -13,6 +13,7 @@ use fleet::events::EligibilityExplained;
 use fleet::input::{Record, Rejected};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
+use fleet::offsets::Offsets;
 use fleet::retry::{StepError, step, with_retries};
 use fleet::topics::ELIGIBILITY_EXPLAINED;
 use tokio::task::JoinSet;
@@ -29,10 +30,7 @@ struct Prepared {
 }
 
 /// Processes `records`; returns the next offsets now committed in PostgreSQL.
-pub async fn process(
-    pipeline: &Pipeline,
-    records: Vec<Record>,
-) -> anyhow::Result<HashMap<(String, i32), i64>> {
+pub async fn process(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::Result<Offsets> {
     let done = pipeline.offsets.lock().expect("not poisoned").clone();
     let fresh: Vec<Record> = records
         .into_iter()
@@ -44,7 +42,7 @@ pub async fn process(
     if fresh.is_empty() {
         return Ok(HashMap::new());
     }
-    let mut next: HashMap<(String, i32), i64> = HashMap::new();
+    let mut next = Offsets::new();
     let mut subjects = Vec::new();
     let mut rejected = Vec::new();
     for record in &fresh {
@@ -248,7 +246,7 @@ async fn attempt(
     pipeline: &Pipeline,
     explained: &[EligibilityExplained],
     rejected: &[Rejected],
-    next: &HashMap<(String, i32), i64>,
+    next: &Offsets,
 ) -> Result<(), StepError> {
     let mut outgoing = Vec::with_capacity(explained.len() + rejected.len());
     for e in explained {

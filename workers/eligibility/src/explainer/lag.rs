@@ -8,12 +8,13 @@
 //! group consumer's connections a watermark request can queue behind fetch long-polls (on the
 //! local broker, about half a second each, so 32 partitions took ~16 s).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fleet::config::KafkaConfig;
 use fleet::kafka::RebalanceTracker;
+use fleet::offsets::Offsets;
 use fleet::shutdown::Shutdown;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 
@@ -23,7 +24,7 @@ pub async fn report(
     kafka: KafkaConfig,
     group: String,
     tracker: RebalanceTracker,
-    offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
+    offsets: Arc<Mutex<Offsets>>,
     shutdown: Shutdown,
 ) {
     // Never subscribes nor commits, so it joins no group.

@@ -29,7 +29,6 @@ pub mod lag;
 pub mod llm;
 pub mod store;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,6 +41,7 @@ use fleet::config::Config;
 use fleet::http::Health;
 use fleet::input::{Polled, poll_batch};
 use fleet::kafka::{Consumer, RebalanceTracker};
+use fleet::offsets::Offsets;
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
 use rdkafka::producer::FutureProducer;
@@ -88,7 +88,7 @@ pub struct Pipeline {
     pub llm: Option<Arc<LlmClient>>,
     pub languages: Vec<::explain::Language>,
     /// (topic, partition) → next offset to process, as committed in PostgreSQL.
-    pub offsets: Arc<Mutex<HashMap<(String, i32), i64>>>,
+    pub offsets: Arc<Mutex<Offsets>>,
     pub health: Arc<Health>,
     pub missing_data_grace: Duration,
 }

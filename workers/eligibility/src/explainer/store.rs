@@ -15,6 +15,7 @@ use deadpool_postgres::Pool;
 use fleet::cache::Cache;
 use fleet::events::EligibilityExplained;
 use fleet::metrics::time_store;
+use fleet::offsets::Offsets;
 use serde_json::Value as Json;
 
 pub fn cache_key(user_id: &str, scheme_id: &str, language: &str) -> String {
@@ -129,7 +130,7 @@ pub async fn commit(
     pool: &Pool,
     group: &str,
     rows: &[EligibilityExplained],
-    offsets: &HashMap<(String, i32), i64>,
+    offsets: &Offsets,
 ) -> anyhow::Result<()> {
     let mut client = pool.get().await?;
     time_store("postgres", "store_explanation", async {
@@ -162,16 +163,7 @@ pub async fn commit(
             )
             .await?;
         }
-        for ((topic, partition), next) in offsets {
-            tx.execute(
-                "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
-                 VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (consumer_group, topic, partition)
-                 DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()",
-                &[&group, topic, partition, next],
-            )
-            .await?;
-        }
+        fleet::offsets::commit(&tx, group, offsets).await?;
         tx.commit().await?;
         anyhow::Ok(())
     })
