@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fleet::avro::Codec;
-use fleet::config::{KafkaConfig, Vars};
+use fleet::config::KafkaConfig;
 use fleet::topics::*;
 use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::{Message, Offset, TopicPartitionList};
@@ -49,11 +49,7 @@ impl Stack {
     }
 
     pub fn kafka(&self) -> KafkaConfig {
-        KafkaConfig::from_vars(&Vars::from_pairs([(
-            "ELIGIBILITY_KAFKA_BROKERS",
-            self.brokers.as_str(),
-        )]))
-        .expect("valid")
+        KafkaConfig::plaintext(&self.brokers)
     }
 
     /// The `eligibility` binary, pointed at this stack, `database_url` and consumer `group`.

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use fleet::avro::Codec;
-use fleet::config::{KafkaConfig, Vars};
+use fleet::config::{KafkaArgs, KafkaConfig};
 use fleet::events::*;
 use fleet::kafka::Outgoing;
 use fleet::topics::*;
@@ -33,6 +33,8 @@ use serde_json::Value as Json;
 struct Cli {
     #[command(subcommand)]
     what: What,
+    #[command(flatten)]
+    kafka: KafkaArgs,
 }
 
 #[derive(Subcommand)]
@@ -87,9 +89,8 @@ struct Env {
 }
 
 impl Env {
-    fn new() -> Result<Env> {
-        let vars = Vars::from_env();
-        let kafka = KafkaConfig::from_vars(&vars)?;
+    fn new(kafka: &KafkaArgs) -> Result<Env> {
+        let kafka: KafkaConfig = kafka.config()?;
         let registry = std::env::var("ELIGIBILITY_SCHEMA_REGISTRY_URL")
             .context("ELIGIBILITY_SCHEMA_REGISTRY_URL is required")?;
         let topics: Vec<String> = [
@@ -207,7 +208,7 @@ fn reader(env: &Env, marks: &TopicPartitionList) -> Result<StreamConsumer> {
 #[tokio::main]
 async fn main() -> Result<()> {
     let cli = Cli::parse();
-    let env = Env::new()?;
+    let env = Env::new(&cli.kafka)?;
     match cli.what {
         What::Prepare { group } => prepare(&env, &group).await,
         What::Demo => demo(&env).await,

@@ -1,16 +1,23 @@
-//! Worker configuration from `ELIGIBILITY_*` environment variables (docs/configuration.md).
+//! Worker configuration: every `ELIGIBILITY_*` variable is a command-line argument with an
+//! `env` fallback, so each subcommand's `--help` lists its flags and variables
+//! (docs/configuration.md is checked against them by `workers/eligibility/tests/cli.rs`).
 //!
-//! A missing required variable or a bad value is an error naming the variable; an unknown
-//! `ELIGIBILITY_*` variable is reported so that a typo does not pass silently.
+//! - [`KafkaArgs`], [`DatabaseArgs`]: the connection settings commands share;
+//!   [`WorkerArgs`]: everything a long-running worker reads, flattened into `evaluator`,
+//!   `explainer` and `replay`.
+//! - `…Args::config()` checks what clap cannot (a required variable, SASL's companions, an LLM
+//!   URL) and gives the typed [`Config`] / [`KafkaConfig`]; a missing or bad value is an error
+//!   naming the variable.
+//! - [`unknown_variables`]: `ELIGIBILITY_*` names no argument reads, so that a typo does not
+//!   pass silently.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use clap::{ArgAction, Args, CommandFactory, Parser};
 use thiserror::Error;
 
 pub use kernels::engine_select::EngineChoice;
-use kernels::engine_select::SelectError;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum ConfigError {
@@ -22,6 +29,21 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
+}
+
+fn invalid(name: &'static str, value: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        name,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn required(value: &Option<String>, name: &'static str) -> Result<String, ConfigError> {
+    value
+        .clone()
+        .filter(|v| !v.is_empty())
+        .ok_or(ConfigError::Missing(name))
 }
 
 /// Kafka security (`ELIGIBILITY_KAFKA_SECURITY_PROTOCOL` and friends).
@@ -44,7 +66,25 @@ pub struct KafkaConfig {
     pub properties: Vec<(String, String)>,
 }
 
-/// The prefix of the Kafka client pass-through variables.
+impl KafkaConfig {
+    /// Plaintext brokers and no extra properties (tests and tools on the local stack).
+    pub fn plaintext(brokers: &str) -> KafkaConfig {
+        KafkaConfig {
+            brokers: brokers.to_string(),
+            security: KafkaSecurity {
+                protocol: "plaintext",
+                sasl_mechanism: None,
+                sasl_username: None,
+                sasl_password: None,
+                ssl_ca_location: None,
+            },
+            properties: Vec::new(),
+        }
+    }
+}
+
+/// The prefix of the Kafka client pass-through variables (read from the environment: their
+/// names are open-ended, so they are not arguments).
 pub const KAFKA_PROP_PREFIX: &str = "ELIGIBILITY_KAFKA_PROP_";
 
 /// The librdkafka property a pass-through variable names: the part after the prefix,
@@ -61,6 +101,110 @@ pub fn kafka_property_name(variable_suffix: &str) -> String {
         .replace('\u{0}', "-")
 }
 
+/// The `ELIGIBILITY_KAFKA_PROP_*` variables of `environment`, as librdkafka properties.
+pub fn kafka_properties(
+    environment: impl IntoIterator<Item = (String, String)>,
+) -> Vec<(String, String)> {
+    let mut properties: Vec<(String, String)> = environment
+        .into_iter()
+        .filter_map(|(name, value)| {
+            let suffix = name.strip_prefix(KAFKA_PROP_PREFIX)?;
+            Some((kafka_property_name(suffix), value))
+        })
+        .collect();
+    properties.sort();
+    properties
+}
+
+/// Brokers and security.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Kafka (any other librdkafka property: ELIGIBILITY_KAFKA_PROP_*)")]
+pub struct KafkaArgs {
+    /// Bootstrap servers, host:port,… (librdkafka bootstrap.servers).
+    #[arg(long, env = "ELIGIBILITY_KAFKA_BROKERS", value_name = "HOST:PORT,…")]
+    pub kafka_brokers: Option<String>,
+    /// Security protocol (librdkafka security.protocol).
+    #[arg(long, env = "ELIGIBILITY_KAFKA_SECURITY_PROTOCOL", default_value = "plaintext",
+          value_parser = ["plaintext", "ssl", "sasl_plaintext", "sasl_ssl"])]
+    pub kafka_security_protocol: String,
+    /// SASL mechanism, with a sasl_* protocol.
+    #[arg(long, env = "ELIGIBILITY_KAFKA_SASL_MECHANISM",
+          value_parser = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])]
+    pub kafka_sasl_mechanism: Option<String>,
+    /// SASL user name, with a sasl_* protocol.
+    #[arg(long, env = "ELIGIBILITY_KAFKA_SASL_USERNAME")]
+    pub kafka_sasl_username: Option<String>,
+    /// SASL password, with a sasl_* protocol (secret).
+    #[arg(long, env = "ELIGIBILITY_KAFKA_SASL_PASSWORD", hide_env_values = true)]
+    pub kafka_sasl_password: Option<String>,
+    /// PEM CA bundle for the brokers' certificates (default: the system's).
+    #[arg(long, env = "ELIGIBILITY_KAFKA_SSL_CA_LOCATION", value_name = "FILE")]
+    pub kafka_ssl_ca_location: Option<String>,
+}
+
+impl KafkaArgs {
+    /// The Kafka settings, with the `ELIGIBILITY_KAFKA_PROP_*` variables of this process.
+    pub fn config(&self) -> Result<KafkaConfig, ConfigError> {
+        let brokers = required(&self.kafka_brokers, "ELIGIBILITY_KAFKA_BROKERS")?;
+        let protocol = match self.kafka_security_protocol.as_str() {
+            "ssl" => "ssl",
+            "sasl_plaintext" => "sasl_plaintext",
+            "sasl_ssl" => "sasl_ssl",
+            _ => "plaintext",
+        };
+        let mut security = KafkaSecurity {
+            protocol,
+            sasl_mechanism: None,
+            sasl_username: None,
+            sasl_password: None,
+            ssl_ca_location: self.kafka_ssl_ca_location.clone(),
+        };
+        if protocol.starts_with("sasl") {
+            security.sasl_mechanism = Some(required(
+                &self.kafka_sasl_mechanism,
+                "ELIGIBILITY_KAFKA_SASL_MECHANISM",
+            )?);
+            security.sasl_username = Some(required(
+                &self.kafka_sasl_username,
+                "ELIGIBILITY_KAFKA_SASL_USERNAME",
+            )?);
+            security.sasl_password = Some(required(
+                &self.kafka_sasl_password,
+                "ELIGIBILITY_KAFKA_SASL_PASSWORD",
+            )?);
+        }
+        Ok(KafkaConfig {
+            brokers,
+            security,
+            properties: kafka_properties(std::env::vars()),
+        })
+    }
+}
+
+/// PostgreSQL.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "PostgreSQL")]
+pub struct DatabaseArgs {
+    /// PostgreSQL 14+ URL, postgres://user:password@host:5432/db?sslmode=verify-full (secret).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub database_url: Option<String>,
+    /// PEM CA certificate PostgreSQL's TLS certificate is verified against (default: the
+    /// system's trust store).
+    #[arg(long, env = "ELIGIBILITY_DATABASE_CA_FILE", value_name = "FILE")]
+    pub database_ca_file: Option<PathBuf>,
+}
+
+impl DatabaseArgs {
+    pub fn url(&self) -> Result<String, ConfigError> {
+        required(&self.database_url, "ELIGIBILITY_DATABASE_URL")
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct LlmConfig {
     pub base_url: String,
@@ -68,13 +212,101 @@ pub struct LlmConfig {
     pub api_key: Option<String>,
 }
 
-/// Everything a long-running worker reads from its environment.
+/// Everything a long-running worker reads.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    /// Listen address of /metrics, /healthz and /readyz.
+    #[arg(long, env = "ELIGIBILITY_HTTP_ADDR", default_value = "0.0.0.0:9464")]
+    pub http_addr: SocketAddr,
+    /// The batch engine of rule changes: auto | cpu | gpu.
+    #[arg(long, env = "ELIGIBILITY_ENGINE", default_value = "auto")]
+    pub engine: EngineChoice,
+    /// Under auto, the (citizen, rule) pairs from which a batch goes to the GPU.
+    #[arg(long, env = "ELIGIBILITY_GPU_MIN_PAIRS", default_value_t = 1_000_000)]
+    pub gpu_min_pairs: usize,
+    /// Rule corpus seeding a new database (default: the bundled one).
+    #[arg(long, env = "ELIGIBILITY_RULES_DIR", value_name = "DIR")]
+    pub rules_dir: Option<PathBuf>,
+    /// Log filter (tracing EnvFilter), e.g. info,eligibility=debug.
+    #[arg(long, env = "ELIGIBILITY_LOG", default_value = "info")]
+    pub log: String,
+    /// Kafka consumer group (default: eligibility-evaluator / eligibility-explainer).
+    #[arg(long, env = "ELIGIBILITY_CONSUMER_GROUP")]
+    pub consumer_group: Option<String>,
+    /// Topics to subscribe to, a subset of the subcommand's inputs (comma-separated; the same
+    /// on every member of a group).
+    #[arg(long, env = "ELIGIBILITY_INPUT_TOPICS", value_delimiter = ',')]
+    pub input_topics: Option<Vec<String>>,
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Redis 6+ URL, redis:// or rediss:// (secret).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_REDIS_URL",
+        hide_env_values = true,
+        value_name = "URL",
+        help_heading = "Redis"
+    )]
+    pub redis_url: Option<String>,
+    /// PEM CA certificate for rediss:// (replaces the system's trust store for Redis).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_REDIS_CA_FILE",
+        value_name = "FILE",
+        help_heading = "Redis"
+    )]
+    pub redis_ca_file: Option<PathBuf>,
+    /// Confluent-compatible schema registry base URL (may embed credentials: secret).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_SCHEMA_REGISTRY_URL",
+        hide_env_values = true,
+        value_name = "URL",
+        help_heading = "Schema registry"
+    )]
+    pub schema_registry_url: Option<String>,
+    /// Register the Avro schemas at start (true), or only look up the latest registered
+    /// versions, which must be this build's (false: read-only registry credentials).
+    #[arg(long, env = "ELIGIBILITY_SCHEMA_AUTO_REGISTER", default_value_t = true,
+          action = ArgAction::Set, value_name = "true|false", help_heading = "Schema registry")]
+    pub schema_auto_register: bool,
+    /// OpenAI-compatible base URL ending in /v1 (explainer; unset: template explanations).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_LLM_BASE_URL",
+        value_name = "URL",
+        help_heading = "LLM"
+    )]
+    pub llm_base_url: Option<String>,
+    /// Model name sent in each request, with the base URL.
+    #[arg(long, env = "ELIGIBILITY_LLM_MODEL", help_heading = "LLM")]
+    pub llm_model: Option<String>,
+    /// Bearer token for the LLM endpoint (secret).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_LLM_API_KEY",
+        hide_env_values = true,
+        help_heading = "LLM"
+    )]
+    pub llm_api_key: Option<String>,
+}
+
+/// Everything a long-running worker runs with, checked.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub kafka: KafkaConfig,
     pub database_url: String,
+    /// `ELIGIBILITY_DATABASE_CA_FILE`: a PEM CA that PostgreSQL's TLS certificate is checked against.
+    pub database_ca_file: Option<PathBuf>,
     pub redis_url: String,
+    /// `ELIGIBILITY_REDIS_CA_FILE`: a PEM CA for `rediss://`.
+    pub redis_ca_file: Option<PathBuf>,
     pub schema_registry_url: String,
+    /// `ELIGIBILITY_SCHEMA_AUTO_REGISTER`: register the Avro schemas at start (true), or only
+    /// look up the versions already registered (false: read-only registry credentials).
+    pub schema_auto_register: bool,
     pub llm: Option<LlmConfig>,
     pub http_addr: SocketAddr,
     /// `ELIGIBILITY_ENGINE`: which engine evaluates batches.
@@ -85,181 +317,11 @@ pub struct Config {
     pub log: String,
     pub consumer_group: Option<String>,
     pub input_topics: Option<Vec<String>>,
-    /// `ELIGIBILITY_DATABASE_CA_FILE`: a PEM CA that PostgreSQL's TLS certificate is checked against.
-    pub database_ca_file: Option<PathBuf>,
-    /// `ELIGIBILITY_REDIS_CA_FILE`: a PEM CA for `rediss://`.
-    pub redis_ca_file: Option<PathBuf>,
-    /// `ELIGIBILITY_SCHEMA_AUTO_REGISTER`: register the Avro schemas at start (true), or only
-    /// look up the versions already registered (false: read-only registry credentials).
-    pub schema_auto_register: bool,
 }
 
-const KNOWN: &[&str] = &[
-    "ELIGIBILITY_KAFKA_BROKERS",
-    "ELIGIBILITY_KAFKA_SECURITY_PROTOCOL",
-    "ELIGIBILITY_KAFKA_SASL_MECHANISM",
-    "ELIGIBILITY_KAFKA_SASL_USERNAME",
-    "ELIGIBILITY_KAFKA_SASL_PASSWORD",
-    "ELIGIBILITY_KAFKA_SSL_CA_LOCATION",
-    "ELIGIBILITY_DATABASE_URL",
-    "ELIGIBILITY_REDIS_URL",
-    "ELIGIBILITY_SCHEMA_REGISTRY_URL",
-    "ELIGIBILITY_LLM_BASE_URL",
-    "ELIGIBILITY_LLM_MODEL",
-    "ELIGIBILITY_LLM_API_KEY",
-    "ELIGIBILITY_HTTP_ADDR",
-    "ELIGIBILITY_ENGINE",
-    "ELIGIBILITY_GPU_MIN_PAIRS",
-    "ELIGIBILITY_RULES_DIR",
-    "ELIGIBILITY_LOG",
-    "ELIGIBILITY_CONSUMER_GROUP",
-    "ELIGIBILITY_INPUT_TOPICS",
-    "ELIGIBILITY_DATABASE_CA_FILE",
-    "ELIGIBILITY_REDIS_CA_FILE",
-    "ELIGIBILITY_SCHEMA_AUTO_REGISTER",
-];
-
-/// `ELIGIBILITY_DATABASE_CA_FILE` for the commands that read only the database variables
-/// (`migrate`, `audit verify`, `schema-registry`).
-pub fn database_ca_file_from_env() -> Option<PathBuf> {
-    std::env::var_os("ELIGIBILITY_DATABASE_CA_FILE")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
-/// The variables a worker was given, so that tests can pass a map instead of the process
-/// environment.
-pub struct Vars(BTreeMap<String, String>);
-
-impl Vars {
-    pub fn from_env() -> Vars {
-        Vars(
-            std::env::vars()
-                .filter(|(k, _)| k.starts_with("ELIGIBILITY_"))
-                .collect(),
-        )
-    }
-
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vars {
-        Vars(
-            pairs
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
-
-    /// `ELIGIBILITY_*` names that no worker reads.
-    pub fn unknown(&self) -> Vec<&str> {
-        self.0
-            .keys()
-            .map(String::as_str)
-            .filter(|k| {
-                !KNOWN.contains(k)
-                    && !k.starts_with("ELIGIBILITY_STACK_")
-                    && !k.starts_with(KAFKA_PROP_PREFIX)
-            })
-            .collect()
-    }
-
-    fn get(&self, name: &'static str) -> Option<&str> {
-        self.0
-            .get(name)
-            .map(String::as_str)
-            .filter(|v| !v.is_empty())
-    }
-
-    fn required(&self, name: &'static str) -> Result<String, ConfigError> {
-        self.get(name)
-            .map(str::to_string)
-            .ok_or(ConfigError::Missing(name))
-    }
-}
-
-fn invalid(name: &'static str, value: &str, reason: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
-        name,
-        value: value.to_string(),
-        reason: reason.into(),
-    }
-}
-
-impl KafkaConfig {
-    pub fn from_vars(vars: &Vars) -> Result<KafkaConfig, ConfigError> {
-        let brokers = vars.required("ELIGIBILITY_KAFKA_BROKERS")?;
-        let protocol = match vars
-            .get("ELIGIBILITY_KAFKA_SECURITY_PROTOCOL")
-            .unwrap_or("plaintext")
-        {
-            "plaintext" => "plaintext",
-            "ssl" => "ssl",
-            "sasl_plaintext" => "sasl_plaintext",
-            "sasl_ssl" => "sasl_ssl",
-            other => {
-                return Err(invalid(
-                    "ELIGIBILITY_KAFKA_SECURITY_PROTOCOL",
-                    other,
-                    "expected plaintext, ssl, sasl_plaintext or sasl_ssl",
-                ));
-            }
-        };
-        let mut security = KafkaSecurity {
-            protocol,
-            sasl_mechanism: None,
-            sasl_username: None,
-            sasl_password: None,
-            ssl_ca_location: vars
-                .get("ELIGIBILITY_KAFKA_SSL_CA_LOCATION")
-                .map(str::to_string),
-        };
-        if protocol.starts_with("sasl") {
-            let mechanism = vars.required("ELIGIBILITY_KAFKA_SASL_MECHANISM")?;
-            if !["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"].contains(&mechanism.as_str()) {
-                return Err(invalid(
-                    "ELIGIBILITY_KAFKA_SASL_MECHANISM",
-                    &mechanism,
-                    "expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
-                ));
-            }
-            security.sasl_mechanism = Some(mechanism);
-            security.sasl_username = Some(vars.required("ELIGIBILITY_KAFKA_SASL_USERNAME")?);
-            security.sasl_password = Some(vars.required("ELIGIBILITY_KAFKA_SASL_PASSWORD")?);
-        }
-        let properties = vars
-            .0
-            .iter()
-            .filter_map(|(name, value)| {
-                let suffix = name.strip_prefix(KAFKA_PROP_PREFIX)?;
-                Some((kafka_property_name(suffix), value.clone()))
-            })
-            .collect();
-        Ok(KafkaConfig {
-            brokers,
-            security,
-            properties,
-        })
-    }
-}
-
-impl Config {
-    pub fn from_vars(vars: &Vars) -> Result<Config, ConfigError> {
-        let http_text = vars.get("ELIGIBILITY_HTTP_ADDR").unwrap_or("0.0.0.0:9464");
-        let http_addr = http_text
-            .parse()
-            .map_err(|e| invalid("ELIGIBILITY_HTTP_ADDR", http_text, format!("{e}")))?;
-        let engine_text = vars.get("ELIGIBILITY_ENGINE").unwrap_or("auto");
-        let engine = engine_text
-            .parse()
-            .map_err(|e: SelectError| invalid("ELIGIBILITY_ENGINE", engine_text, e.to_string()))?;
-        let gpu_min_pairs_text = vars.get("ELIGIBILITY_GPU_MIN_PAIRS").unwrap_or("1000000");
-        let gpu_min_pairs = gpu_min_pairs_text.parse().map_err(|e| {
-            invalid(
-                "ELIGIBILITY_GPU_MIN_PAIRS",
-                gpu_min_pairs_text,
-                format!("expected a count of (citizen, rule) pairs: {e}"),
-            )
-        })?;
-        let llm = match vars.get("ELIGIBILITY_LLM_BASE_URL") {
+impl WorkerArgs {
+    pub fn config(&self) -> Result<Config, ConfigError> {
+        let llm = match self.llm_base_url.as_deref().filter(|u| !u.is_empty()) {
             None => None,
             Some(base_url) => {
                 if !base_url.starts_with("http://") && !base_url.starts_with("https://") {
@@ -271,69 +333,113 @@ impl Config {
                 }
                 Some(LlmConfig {
                     base_url: base_url.trim_end_matches('/').to_string(),
-                    model: vars.required("ELIGIBILITY_LLM_MODEL")?,
-                    api_key: vars.get("ELIGIBILITY_LLM_API_KEY").map(str::to_string),
+                    model: required(&self.llm_model, "ELIGIBILITY_LLM_MODEL")?,
+                    api_key: self.llm_api_key.clone().filter(|k| !k.is_empty()),
                 })
             }
         };
-        let input_topics = vars.get("ELIGIBILITY_INPUT_TOPICS").map(|t| {
-            t.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
+        let input_topics = self.input_topics.as_ref().map(|topics| {
+            topics
+                .iter()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
                 .collect()
         });
-        let auto_register_text = vars
-            .get("ELIGIBILITY_SCHEMA_AUTO_REGISTER")
-            .unwrap_or("true");
-        let schema_auto_register = match auto_register_text {
-            "true" => true,
-            "false" => false,
-            other => {
-                return Err(invalid(
-                    "ELIGIBILITY_SCHEMA_AUTO_REGISTER",
-                    other,
-                    "expected true or false",
-                ));
-            }
-        };
         Ok(Config {
-            kafka: KafkaConfig::from_vars(vars)?,
-            database_url: vars.required("ELIGIBILITY_DATABASE_URL")?,
-            redis_url: vars.required("ELIGIBILITY_REDIS_URL")?,
-            schema_registry_url: vars.required("ELIGIBILITY_SCHEMA_REGISTRY_URL")?,
+            kafka: self.kafka.config()?,
+            database_url: self.database.url()?,
+            database_ca_file: self.database.database_ca_file.clone(),
+            redis_url: required(&self.redis_url, "ELIGIBILITY_REDIS_URL")?,
+            redis_ca_file: self.redis_ca_file.clone(),
+            schema_registry_url: required(
+                &self.schema_registry_url,
+                "ELIGIBILITY_SCHEMA_REGISTRY_URL",
+            )?,
+            schema_auto_register: self.schema_auto_register,
             llm,
-            http_addr,
-            engine,
-            gpu_min_pairs,
-            rules_dir: vars.get("ELIGIBILITY_RULES_DIR").map(PathBuf::from),
-            log: vars.get("ELIGIBILITY_LOG").unwrap_or("info").to_string(),
-            consumer_group: vars.get("ELIGIBILITY_CONSUMER_GROUP").map(str::to_string),
+            http_addr: self.http_addr,
+            engine: self.engine,
+            gpu_min_pairs: self.gpu_min_pairs,
+            rules_dir: self.rules_dir.clone(),
+            log: self.log.clone(),
+            consumer_group: self.consumer_group.clone().filter(|g| !g.is_empty()),
             input_topics,
-            database_ca_file: vars.get("ELIGIBILITY_DATABASE_CA_FILE").map(PathBuf::from),
-            redis_ca_file: vars.get("ELIGIBILITY_REDIS_CA_FILE").map(PathBuf::from),
-            schema_auto_register,
         })
     }
+}
+
+/// Every `ELIGIBILITY_*` variable an argument reads.
+pub fn known_variables() -> Vec<String> {
+    #[derive(Parser)]
+    struct All {
+        #[command(flatten)]
+        worker: WorkerArgs,
+    }
+    All::command()
+        .get_arguments()
+        .filter_map(|a| a.get_env())
+        .map(|v| v.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The `ELIGIBILITY_*` names of `environment` that no argument reads (the local stack's
+/// `ELIGIBILITY_STACK_*` and the Kafka pass-through excepted): a typo, reported at start.
+pub fn unknown_variables(environment: impl IntoIterator<Item = (String, String)>) -> Vec<String> {
+    let known = known_variables();
+    environment
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|k| {
+            k.starts_with("ELIGIBILITY_")
+                && !known.contains(k)
+                && !k.starts_with("ELIGIBILITY_STACK_")
+                && !k.starts_with(KAFKA_PROP_PREFIX)
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn base() -> Vec<(&'static str, &'static str)> {
-        vec![
-            ("ELIGIBILITY_KAFKA_BROKERS", "127.0.0.1:9092"),
-            ("ELIGIBILITY_DATABASE_URL", "postgres://x@127.0.0.1/db"),
-            ("ELIGIBILITY_REDIS_URL", "redis://127.0.0.1:6379"),
-            ("ELIGIBILITY_SCHEMA_REGISTRY_URL", "http://127.0.0.1:8081"),
-        ]
+    #[derive(Parser)]
+    struct Worker {
+        #[command(flatten)]
+        worker: WorkerArgs,
     }
+
+    /// Parses flags only: none of the variables' values come from this process's environment.
+    fn parse(flags: &[&str]) -> WorkerArgs {
+        let mut command = Worker::command();
+        let arguments: Vec<clap::Id> = command
+            .get_arguments()
+            .map(|a| a.get_id().clone())
+            .collect();
+        for id in arguments {
+            command = command.mut_arg(id, |a| a.env(None::<&str>));
+        }
+        let matches = command
+            .try_get_matches_from(std::iter::once("worker").chain(flags.iter().copied()))
+            .unwrap();
+        use clap::FromArgMatches;
+        Worker::from_arg_matches(&matches).unwrap().worker
+    }
+
+    const BASE: [&str; 8] = [
+        "--kafka-brokers",
+        "127.0.0.1:9092",
+        "--database-url",
+        "postgres://x@127.0.0.1/db",
+        "--redis-url",
+        "redis://127.0.0.1:6379",
+        "--schema-registry-url",
+        "http://127.0.0.1:8081",
+    ];
 
     #[test]
     fn a_missing_required_variable_is_named() {
-        let mut pairs = base();
-        pairs.retain(|(k, _)| *k != "ELIGIBILITY_REDIS_URL");
-        let err = Config::from_vars(&Vars::from_pairs(pairs)).unwrap_err();
+        let args = parse(&BASE[..4]);
+        let err = args.config().unwrap_err();
         assert_eq!(err, ConfigError::Missing("ELIGIBILITY_REDIS_URL"));
         assert_eq!(
             err.to_string(),
@@ -342,41 +448,74 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_value_names_the_variable_and_the_value() {
-        let mut pairs = base();
-        pairs.push(("ELIGIBILITY_ENGINE", "tpu"));
-        let err = Config::from_vars(&Vars::from_pairs(pairs)).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("ELIGIBILITY_ENGINE=\"tpu\" is invalid"),
-            "{err}"
-        );
-    }
-
-    #[test]
     fn sasl_needs_its_mechanism_and_credentials() {
-        let mut pairs = base();
-        pairs.push(("ELIGIBILITY_KAFKA_SECURITY_PROTOCOL", "sasl_ssl"));
-        pairs.push(("ELIGIBILITY_KAFKA_SASL_MECHANISM", "SCRAM-SHA-512"));
-        let err = Config::from_vars(&Vars::from_pairs(pairs)).unwrap_err();
+        let mut flags = BASE.to_vec();
+        flags.extend([
+            "--kafka-security-protocol",
+            "sasl_ssl",
+            "--kafka-sasl-mechanism",
+            "SCRAM-SHA-512",
+        ]);
+        let err = parse(&flags).config().unwrap_err();
         assert_eq!(err, ConfigError::Missing("ELIGIBILITY_KAFKA_SASL_USERNAME"));
     }
 
     #[test]
-    fn defaults_and_unknown_variables() {
-        let mut pairs = base();
-        pairs.push(("ELIGIBILITY_KAFKA_BROKER", "typo"));
-        pairs.push(("ELIGIBILITY_INPUT_TOPICS", "policy.rules.updated, "));
-        let vars = Vars::from_pairs(pairs);
-        let config = Config::from_vars(&vars).unwrap();
+    fn defaults_and_an_llm_url_that_is_not_http() {
+        let config = parse(&BASE).config().unwrap();
         assert_eq!(config.http_addr.to_string(), "0.0.0.0:9464");
         assert_eq!(config.engine, EngineChoice::Auto);
+        assert!(config.schema_auto_register);
         assert!(config.llm.is_none());
+        let mut flags = BASE.to_vec();
+        flags.extend([
+            "--llm-base-url",
+            "ftp://x",
+            "--input-topics",
+            "policy.rules.updated,",
+        ]);
+        let args = parse(&flags);
+        assert_eq!(
+            args.config().unwrap_err().to_string(),
+            "ELIGIBILITY_LLM_BASE_URL=\"ftp://x\" is invalid: expected an http:// or https:// URL ending in /v1"
+        );
+        let mut flags = BASE.to_vec();
+        flags.extend([
+            "--input-topics",
+            "policy.rules.updated,",
+            "--schema-auto-register",
+            "false",
+        ]);
+        let config = parse(&flags).config().unwrap();
         assert_eq!(
             config.input_topics,
             Some(vec!["policy.rules.updated".to_string()])
         );
-        assert_eq!(vars.unknown(), vec!["ELIGIBILITY_KAFKA_BROKER"]);
+        assert!(!config.schema_auto_register);
+    }
+
+    #[test]
+    fn unknown_variables_are_reported_and_known_ones_come_from_the_arguments() {
+        let known = known_variables();
+        for name in [
+            "ELIGIBILITY_KAFKA_BROKERS",
+            "ELIGIBILITY_DATABASE_CA_FILE",
+            "ELIGIBILITY_LLM_API_KEY",
+        ] {
+            assert!(known.iter().any(|k| k == name), "{name} in {known:?}");
+        }
+        let environment = [
+            ("ELIGIBILITY_KAFKA_BROKER", "typo"),
+            ("ELIGIBILITY_KAFKA_BROKERS", "b:9092"),
+            ("ELIGIBILITY_KAFKA_PROP_CLIENT_ID", "x"),
+            ("ELIGIBILITY_STACK_DIR", "/tmp"),
+            ("HOME", "/root"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        assert_eq!(
+            unknown_variables(environment),
+            vec!["ELIGIBILITY_KAFKA_BROKER"]
+        );
     }
 
     #[test]
@@ -387,30 +526,20 @@ mod tests {
             "sasl.oauthbearer.token_endpoint_url"
         );
         assert_eq!(kafka_property_name("A___B_C"), "a-b.c");
-        let mut pairs = base();
-        pairs.push((
-            "ELIGIBILITY_KAFKA_PROP_SSL_CERTIFICATE_LOCATION",
-            "/tls/client.pem",
-        ));
-        pairs.push(("ELIGIBILITY_SCHEMA_AUTO_REGISTER", "false"));
-        let vars = Vars::from_pairs(pairs);
-        let config = Config::from_vars(&vars).unwrap();
+        let environment = [
+            (
+                "ELIGIBILITY_KAFKA_PROP_SSL_CERTIFICATE_LOCATION",
+                "/tls/client.pem",
+            ),
+            ("ELIGIBILITY_KAFKA_BROKERS", "b:9092"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
         assert_eq!(
-            config.kafka.properties,
+            kafka_properties(environment),
             vec![(
                 "ssl.certificate.location".to_string(),
                 "/tls/client.pem".to_string()
             )]
-        );
-        assert!(!config.schema_auto_register);
-        assert!(vars.unknown().is_empty(), "{:?}", vars.unknown());
-        let mut pairs = base();
-        pairs.push(("ELIGIBILITY_SCHEMA_AUTO_REGISTER", "no"));
-        let err = Config::from_vars(&Vars::from_pairs(pairs)).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("ELIGIBILITY_SCHEMA_AUTO_REGISTER=\"no\""),
-            "{err}"
         );
     }
 }

@@ -48,7 +48,7 @@ enum Command {
     /// Run an explainer worker (new and partial matches in; explanations out).
     Explainer(commands::services::ExplainerArgs),
     /// Apply the SQL migrations to ELIGIBILITY_DATABASE_URL.
-    Migrate,
+    Migrate(fleet::config::DatabaseArgs),
     /// Manage the fleet's topics.
     #[command(subcommand)]
     Topics(commands::services::TopicsCommand),
@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         Command::Schema(command) => commands::schema::run(command),
         Command::Evaluator(args) => commands::services::evaluator(args),
         Command::Explainer(args) => commands::services::explainer(args),
-        Command::Migrate => commands::services::migrate(),
+        Command::Migrate(args) => commands::services::migrate(args),
         Command::Topics(command) => commands::services::topics(command),
         Command::SchemaRegistry(args) => commands::services::schema_registry(args),
         Command::Replay(args) => replay::run(args),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use engine::Date;
-use fleet::config::{Config, EngineChoice, Vars};
+use fleet::config::{Config, WorkerArgs};
 use rdkafka::consumer::Consumer as _;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
@@ -39,9 +39,8 @@ pub struct Args {
     /// Records per micro-batch.
     #[arg(long, default_value_t = 500)]
     pub batch: usize,
-    /// The batch engine of rule changes: auto | cpu | gpu (default: ELIGIBILITY_ENGINE).
-    #[arg(long)]
-    pub engine: Option<EngineChoice>,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
 }
 
 fn millis(date: &str, flag: &str) -> Result<i64> {
@@ -56,8 +55,7 @@ pub fn run(args: Args) -> Result<std::process::ExitCode> {
         args.topic,
         fleet::topics::EVALUATOR_INPUTS.join(", ")
     );
-    let mut config = Config::from_vars(&Vars::from_env())?;
-    config.engine = args.engine.unwrap_or(config.engine);
+    let config = args.worker.config()?;
     fleet::init_tracing(&config.log);
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -617,3 +617,46 @@ fn engine_gpu_without_a_gpu_is_a_clear_error_before_any_connection() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// docs/configuration.md's table of variables is exactly what the subcommands' `--help` shows
+/// as `[env: …]` (the open-ended `ELIGIBILITY_KAFKA_PROP_*` aside): the page cannot drift from
+/// the code.
+#[test]
+fn the_configuration_page_lists_exactly_the_variables_the_help_shows() {
+    let mut from_help = std::collections::BTreeSet::new();
+    for command in [
+        &["evaluator", "--help"][..],
+        &["explainer", "--help"],
+        &["replay", "--help"],
+        &["migrate", "--help"],
+        &["topics", "create", "--help"],
+        &["audit", "verify", "--help"],
+        &["schema-registry", "--help"],
+    ] {
+        let out = run(command);
+        assert!(out.status.success(), "{command:?}: {}", stderr(&out));
+        for piece in stdout(&out).split("[env: ").skip(1) {
+            let name: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            from_help.insert(name);
+        }
+    }
+    assert!(from_help.len() >= 20, "{from_help:?}");
+    let page = std::fs::read_to_string(repo().join("docs/configuration.md")).unwrap();
+    let documented: std::collections::BTreeSet<String> = page
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `ELIGIBILITY_"))
+        .filter_map(|rest| rest.split('`').next())
+        .filter(|name| !name.ends_with('*'))
+        .map(|name| format!("ELIGIBILITY_{name}"))
+        .collect();
+    let undocumented: Vec<_> = from_help.difference(&documented).collect();
+    let stale: Vec<_> = documented.difference(&from_help).collect();
+    assert!(
+        undocumented.is_empty() && stale.is_empty(),
+        "in --help but not in docs/configuration.md: {undocumented:?}; documented but read by no \
+         argument: {stale:?}"
+    );
+}

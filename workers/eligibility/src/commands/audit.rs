@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Subcommand, ValueEnum};
 use engine::{Catalogue, Date, Profile, RuleSet};
-use fleet::config::{Config, Vars};
 use serde::Serialize;
 use serde_json::Value as Json;
 
@@ -39,6 +38,8 @@ pub struct VerifyArgs {
     as_of: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    #[command(flatten)]
+    database: fleet::config::DatabaseArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -184,11 +185,11 @@ pub fn verify(
 
 pub fn run(command: AuditCommand) -> Result<ExitCode> {
     let AuditCommand::Verify(args) = command;
-    let config = Config::from_vars(&Vars::from_env())?;
+    let database_url = args.database.url()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let verifications = runtime.block_on(load_and_verify(&config.database_url, &args))?;
+    let verifications = runtime.block_on(load_and_verify(&database_url, &args))?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&verifications)?),
         Format::Table => print_table(&verifications),
@@ -205,8 +206,8 @@ pub fn run(command: AuditCommand) -> Result<ExitCode> {
 }
 
 async fn load_and_verify(database_url: &str, args: &VerifyArgs) -> Result<Vec<Verification>> {
-    let ca = fleet::config::database_ca_file_from_env();
-    let pool = fleet::postgres::pool_with_ca(database_url, ca.as_deref(), 1)?;
+    let ca = args.database.database_ca_file.as_deref();
+    let pool = fleet::postgres::pool_with_ca(database_url, ca, 1)?;
     let client = pool
         .get()
         .await

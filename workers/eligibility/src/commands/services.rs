@@ -5,9 +5,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
-use fleet::config::{Config, EngineChoice, KafkaConfig, Vars};
+use fleet::config::{DatabaseArgs, KafkaArgs, WorkerArgs};
 
 use eligibility::explainer;
 
@@ -19,8 +19,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-fn warn_unknown(vars: &Vars) {
-    for name in vars.unknown() {
+fn warn_unknown() {
+    for name in fleet::config::unknown_variables(std::env::vars()) {
         tracing::warn!(variable = name, "unknown ELIGIBILITY_ variable (a typo?)");
     }
 }
@@ -33,17 +33,14 @@ pub struct EvaluatorArgs {
     /// Longest wait, in milliseconds, to fill a micro-batch.
     #[arg(long, default_value_t = 10)]
     pub max_wait_ms: u64,
-    /// The batch engine of rule changes: auto | cpu | gpu (default: ELIGIBILITY_ENGINE).
-    #[arg(long)]
-    pub engine: Option<EngineChoice>,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
 }
 
 pub fn evaluator(args: EvaluatorArgs) -> Result<ExitCode> {
-    let vars = Vars::from_env();
-    let mut config = Config::from_vars(&vars)?;
-    config.engine = args.engine.unwrap_or(config.engine);
+    let config = args.worker.config()?;
     fleet::init_tracing(&config.log);
-    warn_unknown(&vars);
+    warn_unknown();
     let bounds = evaluator::BatchBounds {
         max_records: args.max_batch.max(1),
         max_wait: std::time::Duration::from_millis(args.max_wait_ms),
@@ -86,13 +83,14 @@ pub struct ExplainerArgs {
     /// to be committed by the evaluator before it is dead-lettered.
     #[arg(long, default_value_t = 10_000)]
     pub missing_data_grace_ms: u64,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
 }
 
 pub fn explainer(args: ExplainerArgs) -> Result<ExitCode> {
-    let vars = Vars::from_env();
-    let config = Config::from_vars(&vars)?;
+    let config = args.worker.config()?;
     fleet::init_tracing(&config.log);
-    warn_unknown(&vars);
+    warn_unknown();
     let mut languages = Vec::new();
     for language in args.languages {
         if !languages.contains(&language) {
@@ -123,13 +121,11 @@ pub fn explainer(args: ExplainerArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn migrate() -> Result<ExitCode> {
-    let url = std::env::var("ELIGIBILITY_DATABASE_URL")
-        .context("ELIGIBILITY_DATABASE_URL is required but not set")?;
+pub fn migrate(args: DatabaseArgs) -> Result<ExitCode> {
+    let url = args.url()?;
     fleet::init_tracing("info");
     runtime()?.block_on(async {
-        let ca = fleet::config::database_ca_file_from_env();
-        let pool = fleet::postgres::pool_with_ca(&url, ca.as_deref(), 1)?;
+        let pool = fleet::postgres::pool_with_ca(&url, args.database_ca_file.as_deref(), 1)?;
         let applied = fleet::postgres::migrate(&pool).await?;
         println!(
             "schema current ({} migrations; applied now: {})",
@@ -151,12 +147,17 @@ pub enum TopicsCommand {
     Create {
         #[arg(long, default_value_t = 3)]
         replication_factor: i32,
+        #[command(flatten)]
+        kafka: KafkaArgs,
     },
 }
 
 pub fn topics(command: TopicsCommand) -> Result<ExitCode> {
-    let TopicsCommand::Create { replication_factor } = command;
-    let kafka = KafkaConfig::from_vars(&Vars::from_env())?;
+    let TopicsCommand::Create {
+        replication_factor,
+        kafka,
+    } = command;
+    let kafka = kafka.config()?;
     runtime()?.block_on(async {
         let created = fleet::kafka::create_topics(&kafka, replication_factor).await?;
         let all = fleet::topics::partition_map().all_topics();
@@ -177,22 +178,18 @@ pub struct RegistryArgs {
     /// Listen address.
     #[arg(long, default_value = "127.0.0.1:8081")]
     pub listen: SocketAddr,
-    /// PostgreSQL URL where schemas are kept (default: ELIGIBILITY_DATABASE_URL).
-    #[arg(long)]
-    pub database_url: Option<String>,
+    /// Where schemas are kept.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
 }
 
 /// The project's own Confluent-compatible registry: the local development default only.
 pub fn schema_registry(args: RegistryArgs) -> Result<ExitCode> {
-    let url = match args.database_url {
-        Some(url) => url,
-        None => std::env::var("ELIGIBILITY_DATABASE_URL")
-            .context("--database-url or ELIGIBILITY_DATABASE_URL is required")?,
-    };
+    let url = args.database.url()?;
     fleet::init_tracing("info");
     runtime()?.block_on(async {
-        let ca = fleet::config::database_ca_file_from_env();
-        let pool = fleet::postgres::pool_with_ca(&url, ca.as_deref(), 4)?;
+        let ca = args.database.database_ca_file.as_deref();
+        let pool = fleet::postgres::pool_with_ca(&url, ca, 4)?;
         fleet::postgres::migrate(&pool).await?;
         fleet::registry::serve(args.listen, pool).await
     })?;
