@@ -14,6 +14,7 @@
 //!   offsets kept in PostgreSQL; [`leases`]: the partition leases that fence a worker which
 //!   lost its partitions.
 //! - [`cache`]: the Redis verdict cache.
+//! - [`lag`]: the consumer lag of the partitions a worker owns.
 //! - [`metrics`], [`http`]: the Prometheus recorder (docs/metrics.md) and the `/metrics`,
 //!   `/healthz`, `/readyz` endpoints.
 //! - [`shutdown`], [`retry`]: graceful shutdown, the backoff policy and labelled step failures.
@@ -27,6 +28,7 @@ pub mod events;
 pub mod http;
 pub mod input;
 pub mod kafka;
+pub mod lag;
 pub mod leases;
 pub mod metrics;
 pub mod offsets;

@@ -274,11 +274,13 @@ pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> any
     );
     let (consumer, tracker) = fleet::kafka::consumer(&config.kafka, &group, &topic_refs)?;
     let consumer = Arc::new(consumer);
-    tokio::spawn(lag::report(
+    tokio::spawn(fleet::lag::watch(
         config.kafka.clone(),
+        group.clone(),
         tracker.clone(),
         pipeline.offsets.clone(),
         shutdown.clone(),
+        lag::report,
     ));
     tracing::info!(group, ?topics, "evaluator started");
     consume(&mut pipeline, &consumer, &tracker, shutdown, bounds).await

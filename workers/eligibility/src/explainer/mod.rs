@@ -166,12 +166,13 @@ pub async fn run(config: Config, shutdown: Shutdown, options: Options) -> anyhow
     let topic_refs: Vec<&str> = topics.iter().map(String::as_str).collect();
     register_counters(&topic_refs);
     let (consumer, tracker) = fleet::kafka::consumer(&config.kafka, &group, &topic_refs)?;
-    tokio::spawn(lag::report(
+    tokio::spawn(fleet::lag::watch(
         config.kafka.clone(),
         group.clone(),
         tracker.clone(),
         pipeline.offsets.clone(),
         shutdown.clone(),
+        lag::report,
     ));
     let languages: Vec<&str> = options
         .languages
