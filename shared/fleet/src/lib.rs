@@ -17,6 +17,7 @@
 //! - [`lag`]: the consumer lag of the partitions a worker owns.
 //! - [`metrics`], [`http`]: the Prometheus recorder (docs/metrics.md) and the `/metrics`,
 //!   `/healthz`, `/readyz` endpoints.
+//! - [`worker`]: the consume loop every worker runs around its [`worker::Stage`].
 //! - [`shutdown`], [`retry`]: graceful shutdown, the backoff policy and labelled step failures.
 //! - [`registry`]: the project's own small schema registry, the local development default.
 
@@ -38,6 +39,7 @@ pub mod retry;
 pub mod routing;
 pub mod shutdown;
 pub mod topics;
+pub mod worker;
 
 /// Structured logs (`ELIGIBILITY_LOG` is an `EnvFilter` directive), JSON when stderr is not a
 /// terminal (a pod's log collector), human-readable otherwise.

@@ -41,7 +41,7 @@ pub fn evaluator(args: EvaluatorArgs) -> Result<ExitCode> {
     let config = args.worker.config()?;
     fleet::init_tracing(&config.log);
     warn_unknown();
-    let bounds = evaluator::BatchBounds {
+    let bounds = fleet::worker::BatchBounds {
         max_records: args.max_batch.max(1),
         max_wait: std::time::Duration::from_millis(args.max_wait_ms),
     };

@@ -7,6 +7,8 @@
 //! - [`batch`]: one micro-batch end to end; [`rule_change`]: `policy.rules.updated` and
 //!   `scheme.deadline.approaching`, which re-evaluate many users.
 //! - [`lag`]: the consumer-lag gauges.
+//! - [`Pipeline`]: the connections and state a micro-batch needs; it is the evaluator's
+//!   [`fleet::worker::Stage`] in the shared consume loop.
 //!
 //! Ownership (docs/fleet.md "Ownership"): the group assigns each worker partitions of the
 //! state-keyed inputs (the same numbers in all four); the worker holds the rules of those
@@ -14,9 +16,9 @@
 //! profile record found on another user's partition, and fans each rule or deadline record out
 //! to the partitions it concerns ([`fleet::routing`]). One worker thus writes each user.
 //!
-//! Delivery (docs/design.md, "Delivery guarantees without broker transactions"): a micro-batch's events are published and
-//! acknowledged before its PostgreSQL transaction (audit, verdicts, snapshots, offsets)
-//! commits; offsets resume from PostgreSQL, so a crash can repeat an event (same idempotency
+//! Delivery (docs/design.md, "Delivery guarantees without broker transactions"): a
+//! micro-batch's events are published and acknowledged before its PostgreSQL transaction
+//! (audit, verdicts, snapshots, offsets) commits; offsets resume from PostgreSQL, so a crash can repeat an event (same idempotency
 //! key) but never lose one, and a repeated batch writes nothing new.
 
 pub mod audit;
@@ -30,7 +32,6 @@ pub mod store;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use deadpool_postgres::Pool;
@@ -39,32 +40,15 @@ use fleet::avro::Codec;
 use fleet::cache::Cache;
 use fleet::config::Config;
 use fleet::http::Health;
-use fleet::input::{Polled, poll_batch};
-use fleet::kafka::{Consumer, RebalanceTracker};
 use fleet::leases::Leases;
 use fleet::offsets::Offsets;
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
+use fleet::worker::BatchBounds;
 use kernels::engine_select::Engine;
 use rdkafka::producer::FutureProducer;
 
 use self::rulebook::RuleBook;
-
-/// Micro-batch bounds: whichever comes first.
-#[derive(Debug, Clone, Copy)]
-pub struct BatchBounds {
-    pub max_records: usize,
-    pub max_wait: Duration,
-}
-
-impl Default for BatchBounds {
-    fn default() -> BatchBounds {
-        BatchBounds {
-            max_records: 500,
-            max_wait: Duration::from_millis(10),
-        }
-    }
-}
 
 /// What the pipeline needs, shared by the evaluator loop and `replay`.
 pub struct Pipeline {
@@ -283,80 +267,40 @@ pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> any
         lag::report,
     ));
     tracing::info!(group, ?topics, "evaluator started");
-    consume(&mut pipeline, &consumer, &tracker, shutdown, bounds).await
-}
-
-async fn consume(
-    pipeline: &mut Pipeline,
-    consumer: &Consumer,
-    tracker: &RebalanceTracker,
-    shutdown: Shutdown,
-    bounds: BatchBounds,
-) -> anyhow::Result<()> {
-    let mut generation = 0;
-    let mut rules_checked = Instant::now();
-    loop {
-        pipeline.health.heartbeat();
-        let polled = poll_batch(consumer, bounds.max_records, bounds.max_wait, &shutdown).await;
-        let records = match polled.context("consuming")? {
-            Polled::Records(records) => records,
-            Polled::Shutdown => break,
-            Polled::Idle => {
-                idle_upkeep(pipeline, tracker, &mut generation).await?;
-                continue;
-            }
-        };
-        if tracker.assignment.lock().expect("not poisoned").generation != generation
-            || rules_checked.elapsed() > Duration::from_secs(1)
-        {
-            idle_upkeep(pipeline, tracker, &mut generation).await?;
-            rules_checked = Instant::now();
-        }
-        // A batch in progress is finished, not abandoned, on SIGTERM: its offsets are only
-        // committed with its effects, so stopping half-way would only repeat work.
-        let committed = batch::process(pipeline, records).await?;
-        pipeline.health.dependencies_answered();
-        pipeline.health.set_ready();
-        fleet::offsets::mirror_to_kafka(consumer, &committed);
-    }
-    tracing::info!("evaluator stopped cleanly");
-    Ok(())
-}
-
-/// After a rebalance, or once a second: reload offsets and rules, and answer readiness.
-async fn idle_upkeep(
-    pipeline: &mut Pipeline,
-    tracker: &RebalanceTracker,
-    generation: &mut u64,
-) -> anyhow::Result<()> {
-    let (current, mut owned) = {
-        let assignment = tracker.assignment.lock().expect("not poisoned");
-        let owned: Vec<i32> = assignment.partitions.iter().map(|(_, p)| *p).collect();
-        (assignment.generation, owned)
+    let health = pipeline.health.clone();
+    let cache = pipeline.cache.clone();
+    let main_loop = fleet::worker::Loop {
+        name: "evaluator",
+        consumer: &consumer,
+        tracker: &tracker,
+        health: &health,
+        cache: &cache,
+        bounds,
     };
-    if current != *generation {
-        owned.sort_unstable();
-        owned.dedup();
-        // The leases first: a worker that lost these partitions can no longer commit, and one
-        // committing right now finishes before the offsets below are read.
-        let holder = fleet::leases::holder_name();
-        pipeline.leases =
-            Some(Leases::take(&pipeline.pool, &pipeline.group, &owned, &holder).await?);
-        let offsets = fleet::offsets::load(&pipeline.pool, &pipeline.group).await?;
-        *pipeline.offsets.lock().expect("not poisoned") = offsets;
-        *generation = current;
-        pipeline.owned = Some(owned);
-        pipeline.reload_rules().await?;
+    main_loop.run(&mut pipeline, shutdown).await
+}
+
+/// The evaluator's part of the consume loop.
+impl fleet::worker::Stage for Pipeline {
+    /// After a rebalance: the leases of the owned partitions first (a worker that lost them can
+    /// no longer commit, and one committing right now finishes before the offsets are read),
+    /// then their offsets and their states' rules. Always: a rules revision that moved.
+    async fn upkeep(&mut self, assigned: Option<&[(String, i32)]>) -> anyhow::Result<()> {
+        if let Some(assigned) = assigned {
+            let mut owned: Vec<i32> = assigned.iter().map(|(_, p)| *p).collect();
+            owned.sort_unstable();
+            owned.dedup();
+            let holder = fleet::leases::holder_name();
+            self.leases = Some(Leases::take(&self.pool, &self.group, &owned, &holder).await?);
+            let offsets = fleet::offsets::load(&self.pool, &self.group).await?;
+            *self.offsets.lock().expect("not poisoned") = offsets;
+            self.owned = Some(owned);
+            self.reload_rules().await?;
+        }
+        self.refresh_rules().await
     }
-    pipeline.refresh_rules().await?;
-    pipeline.health.dependencies_answered();
-    fleet::connect::check_cache(&pipeline.cache, &pipeline.health).await;
-    if current > 0 {
-        pipeline.health.set_ready();
-    } else {
-        pipeline
-            .health
-            .set_not_ready("the consumer has not joined its group yet");
+
+    async fn process(&mut self, records: Vec<fleet::input::Record>) -> anyhow::Result<Offsets> {
+        batch::process(self, records).await
     }
-    Ok(())
 }

@@ -32,15 +32,12 @@ pub mod store;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::Context;
 use deadpool_postgres::Pool;
 use engine::Catalogue;
 use fleet::avro::Codec;
 use fleet::cache::Cache;
 use fleet::config::Config;
 use fleet::http::Health;
-use fleet::input::{Polled, poll_batch};
-use fleet::kafka::{Consumer, RebalanceTracker};
 use fleet::offsets::Offsets;
 use fleet::shutdown::Shutdown;
 use fleet::topics::*;
@@ -150,7 +147,7 @@ pub async fn run(config: Config, shutdown: Shutdown, options: Options) -> anyhow
     };
     let offsets = Arc::new(Mutex::new(fleet::offsets::load(&pool, &group).await?));
     health.dependencies_answered();
-    let pipeline = Pipeline {
+    let mut pipeline = Pipeline {
         group: group.clone(),
         pool,
         cache,
@@ -180,7 +177,20 @@ pub async fn run(config: Config, shutdown: Shutdown, options: Options) -> anyhow
         .map(|&l| explain::language_code(l))
         .collect();
     tracing::info!(group, ?topics, ?languages, "explainer started");
-    consume(&pipeline, &consumer, &tracker, shutdown, &options).await
+    let health = pipeline.health.clone();
+    let cache = pipeline.cache.clone();
+    let main_loop = fleet::worker::Loop {
+        name: "explainer",
+        consumer: &consumer,
+        tracker: &tracker,
+        health: &health,
+        cache: &cache,
+        bounds: fleet::worker::BatchBounds {
+            max_records: options.max_batch,
+            max_wait: options.max_wait,
+        },
+    };
+    main_loop.run(&mut pipeline, shutdown).await
 }
 
 /// Every counter series the explainer can emit, at zero (see [`fleet::metrics::register_counters`]).
@@ -201,62 +211,21 @@ fn register_counters(topics: &[&str]) {
     }
 }
 
-async fn consume(
-    pipeline: &Pipeline,
-    consumer: &Consumer,
-    tracker: &RebalanceTracker,
-    shutdown: Shutdown,
-    options: &Options,
-) -> anyhow::Result<()> {
-    let mut generation = 0;
-    loop {
-        pipeline.health.heartbeat();
-        let polled = poll_batch(consumer, options.max_batch, options.max_wait, &shutdown).await;
-        let records = match polled.context("consuming")? {
-            Polled::Records(records) => records,
-            Polled::Shutdown => break,
-            Polled::Idle => {
-                upkeep(pipeline, tracker, &mut generation).await?;
-                continue;
-            }
-        };
-        if tracker.assignment.lock().expect("not poisoned").generation != generation {
-            upkeep(pipeline, tracker, &mut generation).await?;
+/// The explainer's part of the consume loop.
+impl fleet::worker::Stage for Pipeline {
+    /// After a rebalance: the owned partitions' offsets; otherwise a round trip to PostgreSQL.
+    async fn upkeep(&mut self, assigned: Option<&[(String, i32)]>) -> anyhow::Result<()> {
+        if assigned.is_some() {
+            let offsets = fleet::offsets::load(&self.pool, &self.group).await?;
+            *self.offsets.lock().expect("not poisoned") = offsets;
+        } else {
+            let client = self.pool.get().await?;
+            client.query_one("SELECT 1", &[]).await?;
         }
-        // A batch in progress is finished on SIGTERM: its offsets are committed with its effects.
-        let committed = batch::process(pipeline, records).await?;
-        pipeline.health.dependencies_answered();
-        pipeline.health.set_ready();
-        fleet::offsets::mirror_to_kafka(consumer, &committed);
+        Ok(())
     }
-    tracing::info!("explainer stopped cleanly");
-    Ok(())
-}
 
-/// After a rebalance, or after a quiet second: reload offsets, check PostgreSQL, answer
-/// readiness.
-async fn upkeep(
-    pipeline: &Pipeline,
-    tracker: &RebalanceTracker,
-    generation: &mut u64,
-) -> anyhow::Result<()> {
-    let current = tracker.assignment.lock().expect("not poisoned").generation;
-    if current != *generation {
-        let offsets = fleet::offsets::load(&pipeline.pool, &pipeline.group).await?;
-        *pipeline.offsets.lock().expect("not poisoned") = offsets;
-        *generation = current;
-    } else {
-        let client = pipeline.pool.get().await?;
-        client.query_one("SELECT 1", &[]).await?;
+    async fn process(&mut self, records: Vec<fleet::input::Record>) -> anyhow::Result<Offsets> {
+        batch::process(self, records).await
     }
-    pipeline.health.dependencies_answered();
-    fleet::connect::check_cache(&pipeline.cache, &pipeline.health).await;
-    if current > 0 {
-        pipeline.health.set_ready();
-    } else {
-        pipeline
-            .health
-            .set_not_ready("the consumer has not joined its group yet");
-    }
-    Ok(())
 }

@@ -1,0 +1,105 @@
+//! The consume loop every worker runs, written once: micro-batches from the group consumer,
+//! upkeep after a rebalance and once a second, readiness, and a clean stop on shutdown. A
+//! worker supplies its [`Stage`]: what a rebalance reloads, and how one micro-batch is
+//! processed and committed.
+//!
+//! A batch in progress is finished on SIGTERM, not abandoned: its offsets are committed only
+//! with its effects, so stopping half-way would only repeat work.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::cache::Cache;
+use crate::http::Health;
+use crate::input::{Polled, Record, poll_batch};
+use crate::kafka::{Consumer, RebalanceTracker};
+use crate::offsets::Offsets;
+use crate::shutdown::Shutdown;
+
+/// Micro-batch bounds: whichever comes first.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchBounds {
+    pub max_records: usize,
+    pub max_wait: Duration,
+}
+
+/// Upkeep runs at least this often under load (rule revisions, readiness).
+const UPKEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// A worker's part of the loop.
+pub trait Stage {
+    /// After a rebalance (`assigned`: the new assignment) or once a second (`None`): reload
+    /// what depends on the assignment or may have changed, and check the stores answer.
+    fn upkeep(
+        &mut self,
+        assigned: Option<&[(String, i32)]>,
+    ) -> impl std::future::Future<Output = anyhow::Result<()>>;
+
+    /// One micro-batch, processed and committed; returns the offsets now in PostgreSQL.
+    fn process(
+        &mut self,
+        records: Vec<Record>,
+    ) -> impl std::future::Future<Output = anyhow::Result<Offsets>>;
+}
+
+/// What the loop reads and reports beside the stage.
+pub struct Loop<'a> {
+    pub name: &'static str,
+    pub consumer: &'a Consumer,
+    pub tracker: &'a RebalanceTracker,
+    pub health: &'a Health,
+    pub cache: &'a Cache,
+    pub bounds: BatchBounds,
+}
+
+impl Loop<'_> {
+    /// Runs `stage` until `shutdown`.
+    pub async fn run(&self, stage: &mut impl Stage, shutdown: Shutdown) -> anyhow::Result<()> {
+        let mut generation = 0;
+        let mut upkept: Option<Instant> = None;
+        loop {
+            self.health.heartbeat();
+            let bounds = self.bounds;
+            let polled = poll_batch(
+                self.consumer,
+                bounds.max_records.max(1),
+                bounds.max_wait,
+                &shutdown,
+            )
+            .await;
+            let records = match polled.context("consuming")? {
+                Polled::Records(records) => Some(records),
+                Polled::Shutdown => break,
+                Polled::Idle => None,
+            };
+            let (current, partitions) = {
+                let assignment = self.tracker.assignment.lock().expect("not poisoned");
+                (assignment.generation, assignment.partitions.clone())
+            };
+            let due = upkept.is_none_or(|at| at.elapsed() >= UPKEEP_EVERY);
+            if records.is_none() || current != generation || due {
+                let rebalanced = current != generation;
+                stage
+                    .upkeep(rebalanced.then_some(partitions.as_slice()))
+                    .await?;
+                generation = current;
+                upkept = Some(Instant::now());
+                self.health.dependencies_answered();
+                crate::connect::check_cache(self.cache, self.health).await;
+                if current > 0 {
+                    self.health.set_ready();
+                } else {
+                    self.health
+                        .set_not_ready("the consumer has not joined its group yet");
+                }
+            }
+            let Some(records) = records else { continue };
+            let committed = stage.process(records).await?;
+            self.health.dependencies_answered();
+            crate::offsets::mirror_to_kafka(self.consumer, &committed);
+        }
+        tracing::info!("{} stopped cleanly", self.name);
+        Ok(())
+    }
+}
