@@ -5,7 +5,8 @@
 //! - [`audit`]: a pass's packed audit record.
 //! - [`store`]: the user state read before a micro-batch and the one transaction after it.
 //! - [`batch`]: one micro-batch end to end; [`rule_change`]: `policy.rules.updated` and
-//!   `scheme.deadline.approaching`, which re-evaluate many users.
+//!   `scheme.deadline.approaching`, which re-evaluate many users; [`sink`]: how both publish,
+//!   commit, cache and count what they produced.
 //! - [`lag`]: the consumer-lag gauges.
 //! - [`Pipeline`]: the connections and state a micro-batch needs; it is the evaluator's
 //!   [`fleet::worker::Stage`] in the shared consume loop.
@@ -28,6 +29,7 @@ pub mod pass;
 pub mod rule_change;
 pub mod rulebook;
 pub mod rules_store;
+pub mod sink;
 pub mod store;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -34,9 +34,9 @@ use kernels::engine_select::EngineUsed;
 
 use super::Pipeline;
 use super::audit::PassAudit;
-use super::batch::{encode_events, record_metrics, write_cache};
 use super::pass::{self, Trigger};
 use super::rules_store;
+use super::sink;
 use super::store::{self, BatchWrite};
 
 /// Users re-evaluated per page.
@@ -277,21 +277,18 @@ async fn fan_out(
         .into_iter()
         .map(|p| routing::copy_to(record, p))
         .collect();
-    fleet::kafka::send_all(&pipeline.producer, &copies).await?;
-    store::commit_batch(
-        &pipeline.pool,
-        &pipeline.group,
-        pipeline.leases.as_ref(),
-        &BatchWrite {
-            offsets: offsets.clone(),
-            partitions: vec![record.partition],
-            ..BatchWrite::default()
-        },
-    )
-    .await?;
-    record_metrics(pipeline, std::slice::from_ref(record), &[], &[], &[]);
-    metrics::counter!(m::RECORDS_ROUTED, "kind" => "fanned_out").increment(copies.len() as u64);
-    tracing::info!(scheme = %change.scheme, source = %record.source(), partitions = copies.len(),
+    let count = copies.len();
+    let write = BatchWrite {
+        offsets: offsets.clone(),
+        partitions: vec![record.partition],
+        ..BatchWrite::default()
+    };
+    sink::publish_and_commit(pipeline, &[], copies, &write)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    sink::after_commit(pipeline, &[], std::slice::from_ref(record), &[], &[], &[]).await;
+    metrics::counter!(m::RECORDS_ROUTED, "kind" => "fanned_out").increment(count as u64);
+    tracing::info!(scheme = %change.scheme, source = %record.source(), partitions = count,
         "fanned out to the partitions of the scheme's users");
     Ok(())
 }
@@ -303,25 +300,23 @@ async fn dead_letter(
     offsets: &Offsets,
 ) -> anyhow::Result<()> {
     let letter = rejected.encode(&pipeline.codec).await?;
-    fleet::kafka::send_all(&pipeline.producer, &[letter]).await?;
-    store::commit_batch(
-        &pipeline.pool,
-        &pipeline.group,
-        pipeline.leases.as_ref(),
-        &BatchWrite {
-            offsets: offsets.clone(),
-            partitions: vec![record.partition],
-            ..BatchWrite::default()
-        },
-    )
-    .await?;
-    record_metrics(
+    let write = BatchWrite {
+        offsets: offsets.clone(),
+        partitions: vec![record.partition],
+        ..BatchWrite::default()
+    };
+    sink::publish_and_commit(pipeline, &[], vec![letter], &write)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    sink::after_commit(
         pipeline,
+        &[],
         std::slice::from_ref(record),
         &[rejected],
         &[],
         &[],
-    );
+    )
+    .await;
     Ok(())
 }
 
@@ -373,9 +368,9 @@ async fn reevaluate_scheme(
             m::error(e.kind);
             anyhow::anyhow!("re-evaluating {scheme} for {}: {e}", record.source())
         })?;
-        write_cache(pipeline, &done.0).await;
-        record_metrics(
+        sink::after_commit(
             pipeline,
+            &done.0,
             if last_page {
                 std::slice::from_ref(record)
             } else {
@@ -384,7 +379,8 @@ async fn reevaluate_scheme(
             &[],
             &done.1,
             &done.2,
-        );
+        )
+        .await;
         total += users.len();
         match users.last() {
             Some(last) if !last_page => after = last.clone(),
@@ -452,14 +448,6 @@ async fn reevaluate_page(
             ),
         });
     }
-    let outgoing = step(
-        "schema_registry",
-        encode_events(&pipeline.codec, &events).await,
-    )?;
-    step(
-        "kafka_produce",
-        fleet::kafka::send_all(&pipeline.producer, &outgoing).await,
-    )?;
     let touched: Vec<(String, pass::UserState)> = states.into_iter().collect();
     let write = BatchWrite {
         audit,
@@ -467,16 +455,7 @@ async fn reevaluate_page(
         offsets: offsets.clone(),
         partitions: partition.into_iter().collect(),
     };
-    step(
-        "postgres",
-        store::commit_batch(
-            &pipeline.pool,
-            &pipeline.group,
-            pipeline.leases.as_ref(),
-            &write,
-        )
-        .await,
-    )?;
+    sink::publish_and_commit(pipeline, &events, Vec::new(), &write).await?;
     let BatchWrite { audit, .. } = write;
     Ok((touched, audit, events))
 }

@@ -1,0 +1,188 @@
+//! The one way a batch's results leave the evaluator, for profile batches and rule-change
+//! pages alike: [`publish_and_commit`] (events, dead letters and routed copies published and
+//! acknowledged, then one PostgreSQL transaction: audit, users, offsets, after the leases'
+//! check), then [`after_commit`] (the cache, the metrics). Publishing before committing is the
+//! delivery guarantee of docs/design.md: a crash in between repeats events, never loses one.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use engine::Verdict;
+use fleet::avro::Codec;
+use fleet::input::{Record, Rejected};
+use fleet::kafka::Outgoing;
+use fleet::metrics as m;
+use fleet::retry::{StepError, step};
+
+use super::Pipeline;
+use super::audit::PassAudit;
+use super::pass::{OutEvent, UserState};
+use super::store::{self, BatchWrite};
+
+/// Publishes `events` (encoded) and `extra` (already encoded: dead letters, routed copies),
+/// waits for every acknowledgement, then commits `write`.
+pub async fn publish_and_commit(
+    pipeline: &Pipeline,
+    events: &[OutEvent],
+    extra: Vec<Outgoing>,
+    write: &BatchWrite<'_>,
+) -> Result<(), StepError> {
+    let mut outgoing = step(
+        "schema_registry",
+        m::time_store(
+            "schema_registry",
+            "encode",
+            encode_events(&pipeline.codec, events),
+        )
+        .await,
+    )?;
+    outgoing.extend(extra);
+    step(
+        "kafka_produce",
+        m::time_store(
+            "kafka",
+            "produce",
+            fleet::kafka::send_all(&pipeline.producer, &outgoing),
+        )
+        .await,
+    )?;
+    step(
+        "postgres",
+        store::commit_batch(
+            &pipeline.pool,
+            &pipeline.group,
+            pipeline.leases.as_ref(),
+            write,
+        )
+        .await,
+    )
+}
+
+/// What follows a commit: the cache entries of what changed, and the metrics of the records.
+pub async fn after_commit(
+    pipeline: &Pipeline,
+    users: &[(String, UserState)],
+    records: &[Record],
+    rejected: &[Rejected],
+    audit: &[PassAudit],
+    events: &[OutEvent],
+) {
+    write_cache(pipeline, users).await;
+    record_metrics(pipeline, records, rejected, audit, events);
+}
+
+/// Encodes events for their topics, with the idempotency key as a header too.
+async fn encode_events(codec: &Codec, events: &[OutEvent]) -> anyhow::Result<Vec<Outgoing>> {
+    let mut out = Vec::with_capacity(events.len());
+    for event in events {
+        let topic = event.topic();
+        let payload = match event {
+            OutEvent::Computed(e) => codec.encode(topic, e).await?,
+            OutEvent::BatchComputed(e) => codec.encode(topic, e).await?,
+            OutEvent::NewMatch(e) => codec.encode(topic, e).await?,
+            OutEvent::Lost(e) => codec.encode(topic, e).await?,
+            OutEvent::PartialMatch(e) => codec.encode(topic, e).await?,
+        };
+        out.push(Outgoing {
+            topic: topic.to_string(),
+            key: event.user_id().as_bytes().to_vec(),
+            partition: None,
+            timestamp_ms: None,
+            payload,
+            headers: vec![("idempotency_key", event.idempotency_key().to_string())],
+        });
+    }
+    Ok(out)
+}
+
+/// Refreshes the cache for what the batch changed (only outcomes that changed, and the totals of
+/// users with any). A Redis failure is counted and logged, not fatal: PostgreSQL has the
+/// verdicts, and a missing entry only costs a read.
+async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
+    let mut puts = Vec::new();
+    let mut deletes = Vec::new();
+    for (user_id, user) in users.iter().filter(|(_, u)| !u.touched.is_empty()) {
+        for scheme in &user.touched {
+            let key = fleet::cache::verdict_key(user_id, scheme);
+            match (user.verdicts.get(scheme), user.written.get(scheme)) {
+                (Some(v), Some(new)) => puts.push((
+                    key,
+                    serde_json::json!({
+                        "verdict": v.known.verdict.name(), "match_score": v.known.score,
+                        "rule_id": v.rule_id, "rule_version": v.rule_version,
+                        "evaluation_id": new.evaluation_id, "as_of": v.as_of.to_string(),
+                        "gaps": new.gaps,
+                    })
+                    .to_string(),
+                )),
+                _ => deletes.push(key),
+            }
+        }
+        let count = |verdict| {
+            user.verdicts
+                .values()
+                .filter(|v| v.known.verdict == verdict)
+                .count()
+        };
+        puts.push((
+            fleet::cache::summary_key(user_id),
+            serde_json::json!({
+                "eligible": count(Verdict::Eligible), "partial_match": count(Verdict::PartialMatch),
+                "not_eligible": count(Verdict::NotEligible),
+                "input_hash": user.profile.as_ref().map(|p| p.profile.input_snapshot_hash.clone()),
+            })
+            .to_string(),
+        ));
+    }
+    let cache = &pipeline.cache;
+    if let Err(e) = m::time_store("redis", "invalidate", cache.invalidate(&deletes)).await {
+        m::error("redis");
+        tracing::warn!(error = %e, "cache invalidation failed");
+    }
+    if let Err(e) = m::time_store("redis", "set", cache.put(&puts)).await {
+        m::error("redis");
+        tracing::warn!(error = %e, "cache update failed");
+    }
+}
+
+fn record_metrics(
+    pipeline: &Pipeline,
+    records: &[Record],
+    rejected: &[Rejected],
+    audit: &[PassAudit],
+    events: &[OutEvent],
+) {
+    for record in records {
+        metrics::counter!(m::EVENTS_CONSUMED, "topic" => record.topic.clone()).increment(1);
+    }
+    for r in rejected {
+        metrics::counter!(m::DLQ_MESSAGES, "topic" => r.record.topic.clone(), "reason" => r.code)
+            .increment(1);
+        tracing::warn!(source = %r.record.source(), code = r.code, reason = %r.reason, "dead-lettered");
+    }
+    for (_, outcome) in audit.iter().flat_map(PassAudit::evaluations) {
+        let label = match outcome.verdict {
+            Verdict::Eligible => "eligible",
+            Verdict::PartialMatch => "partial_match",
+            Verdict::NotEligible => "not_eligible",
+            Verdict::NotApplicable => continue,
+        };
+        metrics::counter!(m::VERDICTS, "verdict" => label).increment(1);
+    }
+    for event in events {
+        if let Some(kind) = event.transition_kind() {
+            metrics::counter!(m::TRANSITION_EVENTS, "kind" => kind).increment(1);
+        }
+    }
+    let stats = &pipeline.stats;
+    stats.records.fetch_add(records.len() as u64, Relaxed);
+    stats
+        .dead_lettered
+        .fetch_add(rejected.len() as u64, Relaxed);
+    stats.evaluations.fetch_add(
+        audit.iter().map(PassAudit::len).sum::<usize>() as u64,
+        Relaxed,
+    );
+    stats.events.fetch_add(events.len() as u64, Relaxed);
+    metrics::histogram!(m::MICRO_BATCH_SIZE).record(records.len() as f64);
+    metrics::gauge!(m::LAST_PROGRESS).set(m::unix_now());
+}
