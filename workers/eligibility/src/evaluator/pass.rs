@@ -186,8 +186,10 @@ pub fn gap_summaries(gaps: &[engine::gaps::Gap]) -> Vec<GapSummary> {
         .collect()
 }
 
-/// Runs one pass. Returns None when the trigger is a profile older than the one stored (a
-/// replayed record): then nothing changes.
+/// Runs one pass: plan (which rules, and why), evaluate (verdicts, then gaps where they can
+/// exist), emit (events and stored state for what changed), then the summary. Returns None
+/// when the trigger is a profile older than the one stored (a replayed record): then nothing
+/// changes.
 pub fn run(
     book: &RuleBook,
     user_id: &str,
@@ -195,68 +197,165 @@ pub fn run(
     trigger: Trigger,
     as_of: Date,
 ) -> Option<PassOutput> {
-    let (profile, json, position, full, only, batch) = match trigger {
-        Trigger::Profile {
-            profile,
-            json,
-            position,
-            full,
-        } => {
-            if let Some(stored) = &user.profile
-                && stored.position.topic == position.topic
-                && stored.position.partition == position.partition
-                && stored.position.offset >= position.offset
-            {
-                return None;
-            }
-            (profile, json, position, full, None, &[][..])
-        }
-        Trigger::Reevaluate { schemes, batch } => {
-            let stored = user.profile.as_ref()?;
-            (
-                stored.profile.clone(),
-                stored.json.clone(),
-                stored.position.clone(),
-                false,
-                Some(schemes),
-                batch,
-            )
-        }
-    };
-    // A re-evaluation reads the stored snapshot: there is no new one to store.
-    let new_snapshot = only.is_none();
+    let inputs = Inputs::of(user, trigger)?;
+    let state = state_of(book, &inputs.profile);
     let previous_state = user.profile.as_ref().and_then(|p| p.state.clone());
-    let changed_fields: Vec<usize> = match (&user.profile, only) {
-        (_, Some(_)) => Vec::new(),
-        (Some(stored), None) if !full => profile.changed_fields(&stored.profile),
-        _ => (0..book.catalogue.len()).collect(),
-    };
-    let state = state_of(book, &profile);
-    let reading = book.reading(&changed_fields);
     let candidates = book.candidates(state.as_deref(), as_of);
-    let input_hash = profile.input_snapshot_hash.clone();
+    let needed = plan(book, user, &inputs, &candidates, as_of);
+    let input_hash = inputs.profile.input_snapshot_hash.clone();
+    let pass = Pass {
+        book,
+        user_id,
+        profile: &inputs.profile,
+        input_hash: &input_hash,
+        as_of,
+    };
     let mut out = PassOutput {
         audit: PassAudit::new(user_id, as_of, &input_hash, book.revision),
         events: Vec::new(),
         disagreements: Vec::new(),
     };
-    // Borrowed from the book: a pass over hundreds of schemes copies none of their ids.
-    let mut evaluated_schemes: HashSet<&str> = HashSet::with_capacity(candidates.len());
-    let mut results = Vec::new();
     let started = Instant::now();
+    let outcomes = book.outcomes_of(
+        &inputs.profile,
+        state.as_deref(),
+        as_of,
+        needed.iter().map(|&(index, _)| index),
+        inputs.batch,
+    );
+    let results: Vec<SchemeResult> = needed
+        .iter()
+        .zip(outcomes)
+        .filter_map(|(&(index, cause), outcome)| pass.apply(user, index, cause, outcome, &mut out))
+        .collect();
+    out.audit.evaluation_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
 
-    // The rules to re-evaluate, and why.
+    // Schemes the user held a verdict for that no longer apply: expired, or another state's.
+    let evaluated: HashSet<&str> = candidates
+        .iter()
+        .map(|&index| book.rule(index).scheme_id.as_str())
+        .collect();
+    let moved = previous_state.is_some() && previous_state != state;
+    let gone: Vec<String> = user
+        .verdicts
+        .keys()
+        .filter(|s| !evaluated.contains(s.as_str()))
+        .cloned()
+        .collect();
+    for scheme in gone {
+        let cause = if moved {
+            Cause::StateChanged
+        } else {
+            Cause::RuleExpired
+        };
+        leave(user_id, user, &scheme, cause, &input_hash, as_of, &mut out);
+    }
+    out.events.push(pass.summary(user, results));
+    inputs.remember(user, state, as_of);
+    Some(out)
+}
+
+/// What a trigger evaluates: the new profile, or the stored one for a re-evaluation.
+struct Inputs<'a> {
+    profile: Profile,
+    json: Json,
+    position: Position,
+    /// `profile.assembled`: every rule, not only those reading changed fields.
+    full: bool,
+    /// A re-evaluation's schemes; None for a new profile.
+    only: Option<&'a BTreeSet<String>>,
+    batch: &'a [(usize, Outcome)],
+}
+
+impl<'a> Inputs<'a> {
+    /// None for a profile older than the stored one on the same partition, and for a
+    /// re-evaluation of a user without a stored profile.
+    fn of(user: &UserState, trigger: Trigger<'a>) -> Option<Inputs<'a>> {
+        match trigger {
+            Trigger::Profile {
+                profile,
+                json,
+                position,
+                full,
+            } => {
+                if let Some(stored) = &user.profile
+                    && stored.position.topic == position.topic
+                    && stored.position.partition == position.partition
+                    && stored.position.offset >= position.offset
+                {
+                    return None;
+                }
+                Some(Inputs {
+                    profile,
+                    json,
+                    position,
+                    full,
+                    only: None,
+                    batch: &[],
+                })
+            }
+            Trigger::Reevaluate { schemes, batch } => {
+                let stored = user.profile.as_ref()?;
+                Some(Inputs {
+                    profile: stored.profile.clone(),
+                    json: stored.json.clone(),
+                    position: stored.position.clone(),
+                    full: false,
+                    only: Some(schemes),
+                    batch,
+                })
+            }
+        }
+    }
+
+    /// The profile as the user's current one. `profile_current` changes with a new profile or
+    /// a new date, not with a re-evaluation on the same date, which has no new snapshot.
+    fn remember(self, user: &mut UserState, state: Option<String>, as_of: Date) {
+        let new_snapshot = self.only.is_none();
+        let stored_as_of = user.profile.as_ref().map(|p| p.as_of);
+        user.profile_touched |= new_snapshot || stored_as_of != Some(as_of);
+        if new_snapshot {
+            user.snapshots
+                .push((self.profile.input_snapshot_hash.clone(), self.json.clone()));
+        }
+        user.profile = Some(StoredProfile {
+            profile: self.profile,
+            json: self.json,
+            state,
+            as_of,
+            position: self.position,
+        });
+    }
+}
+
+/// The rules to re-evaluate among `candidates`, and why: a rule new to the user or in a new
+/// version, one reading a changed field, one of a re-evaluation's schemes, or one whose
+/// applicability moved with the date.
+fn plan(
+    book: &RuleBook,
+    user: &UserState,
+    inputs: &Inputs,
+    candidates: &[usize],
+    as_of: Date,
+) -> Vec<(usize, Cause)> {
+    let changed_fields: Vec<usize> = match (&user.profile, inputs.only) {
+        (_, Some(_)) => Vec::new(),
+        (Some(stored), None) if !inputs.full => inputs.profile.changed_fields(&stored.profile),
+        _ => (0..book.catalogue.len()).collect(),
+    };
+    let reading = book.reading(&changed_fields);
     let mut needed = Vec::new();
-    for &index in &candidates {
+    for &index in candidates {
         let rule = book.rule(index);
-        evaluated_schemes.insert(rule.scheme_id.as_str());
         let stored = user.verdicts.get(&rule.scheme_id);
         let wanted = match stored {
             None => true,
             Some(s) => {
                 s.rule_id != rule.rule_id
                     || reading.binary_search(&index).is_ok()
-                    || only.is_some_and(|schemes| schemes.contains(&rule.scheme_id))
+                    || inputs
+                        .only
+                        .is_some_and(|schemes| schemes.contains(&rule.scheme_id))
                     || applicability(rule, s.as_of) != applicability(rule, as_of)
             }
         };
@@ -265,44 +364,71 @@ pub fn run(
         }
         let cause = match stored {
             Some(s) if s.rule_id != rule.rule_id => Cause::RuleChanged,
-            _ if only.is_some() => Cause::RuleChanged,
+            _ if inputs.only.is_some() => Cause::RuleChanged,
             _ => Cause::ProfileChanged,
         };
         needed.push((index, cause));
     }
-    let outcomes = book.outcomes_of(
-        &profile,
-        state.as_deref(),
-        as_of,
-        needed.iter().map(|&(index, _)| index),
-        batch,
-    );
+    needed
+}
 
-    for (&(index, cause), outcome) in needed.iter().zip(outcomes) {
+/// What every rule of one pass shares.
+struct Pass<'a> {
+    book: &'a RuleBook,
+    user_id: &'a str,
+    profile: &'a Profile,
+    input_hash: &'a str,
+    as_of: Date,
+}
+
+/// What changed for one (user, scheme), ready to announce and store.
+struct Change {
+    index: usize,
+    current: Known<u64>,
+    previous_verdict: Option<Verdict>,
+    /// The outcome differs from the stored one (else only the rule version moved).
+    changed: bool,
+    transitions: Vec<Transition>,
+    gaps: Vec<GapSummary>,
+}
+
+impl Pass<'_> {
+    /// One rule's outcome: audited; its gaps walked where there can be gaps (and the walk's
+    /// verdict checked against the compiled one); stored and announced only if it changed.
+    fn apply(
+        &self,
+        user: &mut UserState,
+        index: usize,
+        cause: Cause,
+        outcome: Outcome,
+        out: &mut PassOutput,
+    ) -> Option<SchemeResult> {
+        let (book, as_of) = (self.book, self.as_of);
         let rule = book.rule(index);
-        let stored = user.verdicts.get(&rule.scheme_id);
         if outcome == Outcome::NOT_APPLICABLE {
             // In effect by dates but not applicable (deadline passed, window closed).
+            let scheme = &rule.scheme_id;
             leave(
-                user_id,
+                self.user_id,
                 user,
-                &rule.scheme_id,
+                scheme,
                 Cause::RuleExpired,
-                &input_hash,
+                self.input_hash,
                 as_of,
-                &mut out,
+                out,
             );
-            continue;
+            return None;
         }
         out.audit.push(book.key(index), outcome);
+        let stored = user.verdicts.get(&rule.scheme_id);
         let previous_verdict = stored.map(|s| s.known.verdict);
         let (traced, gaps) = if outcome.verdict != Verdict::Eligible {
             let (traced, gaps) =
-                engine::eval::outcome_with_gaps(&book.catalogue, rule, &profile, as_of);
+                engine::eval::outcome_with_gaps(&book.catalogue, rule, self.profile, as_of);
             (Some(traced), gaps)
         } else if previous_verdict != Some(Verdict::Eligible) {
             // A new match: no gaps to walk, but the verdict is checked by the tree walk too.
-            (Some(engine::outcome(rule, &profile, as_of)), Vec::new())
+            (Some(engine::outcome(rule, self.profile, as_of)), Vec::new())
         } else {
             // ELIGIBLE before and after: an ELIGIBLE outcome has no gaps (a property test
             // holds it), so nothing needs walking.
@@ -310,8 +436,8 @@ pub fn run(
         };
         if let Some(traced) = traced.filter(|&t| t != outcome) {
             out.disagreements.push(format!(
-                "{user_id} × {}: the compiled or batch evaluator gives {outcome:?}, the tree walk {traced:?}",
-                rule.rule_id
+                "{} × {}: the compiled or batch evaluator gives {outcome:?}, the tree walk {traced:?}",
+                self.user_id, rule.rule_id
             ));
         }
         let current = Known {
@@ -321,24 +447,40 @@ pub fn run(
         };
         let (changed, transitions) = compare(stored.map(|s| &s.known), Some(&current), cause);
         let rule_moved = stored.is_none_or(|s| s.rule_id != rule.rule_id);
-        results.push(SchemeResult {
+        let result = SchemeResult {
             scheme_id: rule.scheme_id.clone(),
             verdict: current.verdict.name().to_string(),
             match_score: i32::from(current.score),
-        });
+        };
         // Write only what changed: an unchanged outcome keeps its stored row (and the
         // evaluation that produced it), so it costs no upsert, no cache write and no event.
-        if !changed && !rule_moved {
-            continue;
+        if changed || rule_moved {
+            let change = Change {
+                index,
+                current,
+                previous_verdict,
+                changed,
+                transitions,
+                gaps: gap_summaries(&gaps),
+            };
+            self.emit(user, change, out);
         }
-        let evaluation_id = engine::eval::evaluation_id(rule, &input_hash, as_of);
-        let gaps = gap_summaries(&gaps);
-        let key = idempotency_key(user_id, &rule.scheme_id, rule.version, &input_hash);
+        Some(result)
+    }
+
+    /// The events of a change (`computed` when the outcome changed, and its transitions), and
+    /// the verdict stored and cached.
+    fn emit(&self, user: &mut UserState, change: Change, out: &mut PassOutput) {
+        let (user_id, input_hash, as_of) = (self.user_id, self.input_hash, self.as_of);
+        let rule = self.book.rule(change.index);
+        let current = change.current;
+        let evaluation_id = engine::eval::evaluation_id(rule, input_hash, as_of);
+        let key = idempotency_key(user_id, &rule.scheme_id, rule.version, input_hash);
         let benefit = rule
             .benefit_estimate
             .as_ref()
             .map(|b| serde_json::to_string(b).expect("serialisable"));
-        if changed {
+        if change.changed {
             out.events.push(OutEvent::Computed(EligibilityComputed {
                 idempotency_key: key.clone(),
                 user_id: user_id.to_string(),
@@ -348,16 +490,16 @@ pub fn run(
                 rule_version: rule.version as i32,
                 verdict: current.verdict.name().to_string(),
                 match_score: i32::from(current.score),
-                previous_verdict: previous_verdict.map(|v| v.name().to_string()),
+                previous_verdict: change.previous_verdict.map(|v| v.name().to_string()),
                 benefit_estimate: benefit.clone(),
                 evaluation_id: evaluation_id.clone(),
-                input_hash: input_hash.clone(),
+                input_hash: input_hash.to_string(),
                 as_of: as_of.to_string(),
             }));
         }
-        for transition in transitions {
-            match transition {
-                Transition::NewMatch => out.events.push(OutEvent::NewMatch(EligibilityNewMatch {
+        for transition in change.transitions {
+            let event = match transition {
+                Transition::NewMatch => OutEvent::NewMatch(EligibilityNewMatch {
                     idempotency_key: key.clone(),
                     user_id: user_id.to_string(),
                     scheme_id: rule.scheme_id.clone(),
@@ -367,10 +509,10 @@ pub fn run(
                     match_score: i32::from(current.score),
                     benefit: benefit.clone(),
                     evaluation_id: evaluation_id.clone(),
-                    input_hash: input_hash.clone(),
+                    input_hash: input_hash.to_string(),
                     as_of: as_of.to_string(),
-                })),
-                Transition::Lost(cause) => out.events.push(OutEvent::Lost(EligibilityLost {
+                }),
+                Transition::Lost(cause) => OutEvent::Lost(EligibilityLost {
                     idempotency_key: key.clone(),
                     user_id: user_id.to_string(),
                     scheme_id: rule.scheme_id.clone(),
@@ -379,31 +521,29 @@ pub fn run(
                     reason: cause.name().to_string(),
                     new_verdict: current.verdict.name().to_string(),
                     match_score: i32::from(current.score),
-                    input_hash: input_hash.clone(),
+                    input_hash: input_hash.to_string(),
                     as_of: as_of.to_string(),
-                })),
-                Transition::PartialMatch => {
-                    out.events
-                        .push(OutEvent::PartialMatch(EligibilityPartialMatch {
-                            idempotency_key: key.clone(),
-                            user_id: user_id.to_string(),
-                            scheme_id: rule.scheme_id.clone(),
-                            scheme_name: rule.scheme_name.clone(),
-                            rule_id: rule.rule_id.clone(),
-                            rule_version: rule.version as i32,
-                            match_score: i32::from(current.score),
-                            gaps: gaps.clone(),
-                            evaluation_id: evaluation_id.clone(),
-                            input_hash: input_hash.clone(),
-                            as_of: as_of.to_string(),
-                        }))
-                }
-            }
+                }),
+                Transition::PartialMatch => OutEvent::PartialMatch(EligibilityPartialMatch {
+                    idempotency_key: key.clone(),
+                    user_id: user_id.to_string(),
+                    scheme_id: rule.scheme_id.clone(),
+                    scheme_name: rule.scheme_name.clone(),
+                    rule_id: rule.rule_id.clone(),
+                    rule_version: rule.version as i32,
+                    match_score: i32::from(current.score),
+                    gaps: change.gaps.clone(),
+                    evaluation_id: evaluation_id.clone(),
+                    input_hash: input_hash.to_string(),
+                    as_of: as_of.to_string(),
+                }),
+            };
+            out.events.push(event);
         }
         user.verdicts.insert(
             rule.scheme_id.clone(),
             StoredVerdict {
-                rule_key: book.key(index),
+                rule_key: self.book.key(change.index),
                 rule_id: rule.rule_id.clone(),
                 rule_version: rule.version,
                 known: current,
@@ -415,64 +555,34 @@ pub fn run(
             rule.scheme_id.clone(),
             NewVerdict {
                 evaluation_id,
-                gaps,
+                gaps: change.gaps,
             },
         );
     }
-    out.audit.evaluation_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
 
-    // Schemes the user held a verdict for that no longer apply: expired, or another state's.
-    let gone: Vec<String> = user
-        .verdicts
-        .keys()
-        .filter(|s| !evaluated_schemes.contains(s.as_str()))
-        .cloned()
-        .collect();
-    for scheme in gone {
-        let cause = if previous_state.is_some() && previous_state != state {
-            Cause::StateChanged
-        } else {
-            Cause::RuleExpired
+    /// The pass summary (`eligibility.batch.computed`): what was evaluated, and the totals the
+    /// user now holds.
+    fn summary(&self, user: &UserState, results: Vec<SchemeResult>) -> OutEvent {
+        let count = |verdict| {
+            user.verdicts
+                .values()
+                .filter(|v| v.known.verdict == verdict)
+                .count() as i32
         };
-        leave(user_id, user, &scheme, cause, &input_hash, as_of, &mut out);
-    }
-
-    let total_eligible = user
-        .verdicts
-        .values()
-        .filter(|v| v.known.verdict == Verdict::Eligible)
-        .count() as i32;
-    let total_partial = user
-        .verdicts
-        .values()
-        .filter(|v| v.known.verdict == Verdict::PartialMatch)
-        .count() as i32;
-    out.events
-        .push(OutEvent::BatchComputed(EligibilityBatchComputed {
-            idempotency_key: format!("{user_id}:batch:{input_hash}:{as_of}:r{}", book.revision),
-            user_id: user_id.to_string(),
-            input_hash: input_hash.clone(),
-            as_of: as_of.to_string(),
+        OutEvent::BatchComputed(EligibilityBatchComputed {
+            idempotency_key: format!(
+                "{}:batch:{}:{}:r{}",
+                self.user_id, self.input_hash, self.as_of, self.book.revision
+            ),
+            user_id: self.user_id.to_string(),
+            input_hash: self.input_hash.to_string(),
+            as_of: self.as_of.to_string(),
             rules_evaluated: results.len() as i32,
-            total_eligible,
-            total_partial,
+            total_eligible: count(Verdict::Eligible),
+            total_partial: count(Verdict::PartialMatch),
             results,
-        }));
-    // profile_current changes with a new profile or a new date, not with a re-evaluation on
-    // the same date.
-    let stored_as_of = user.profile.as_ref().map(|p| p.as_of);
-    user.profile_touched |= new_snapshot || stored_as_of != Some(as_of);
-    if new_snapshot {
-        user.snapshots.push((input_hash, json.clone()));
+        })
     }
-    user.profile = Some(StoredProfile {
-        profile,
-        json,
-        state,
-        as_of,
-        position,
-    });
-    Some(out)
 }
 
 /// The user no longer has a verdict for `scheme`: a `lost` event if it was ELIGIBLE.
