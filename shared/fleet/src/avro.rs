@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use thiserror::Error;
 
+use crate::error::IoError;
 use crate::topics::*;
 
 /// Why an input record could not be decoded: the DLQ reasons of docs/metrics.md.
@@ -175,12 +176,12 @@ impl Codec {
         Ok(())
     }
 
-    pub async fn encode(&self, topic: &str, item: &impl Serialize) -> anyhow::Result<Vec<u8>> {
-        let strategy = self.strategy(topic)?;
+    pub async fn encode(&self, topic: &str, item: &impl Serialize) -> Result<Vec<u8>, IoError> {
+        let strategy = self.strategy(topic).map_err(IoError::Internal)?;
         self.encoder
             .encode_struct(item, strategy)
             .await
-            .map_err(|e| anyhow::anyhow!("encoding a {topic} record: {e}"))
+            .map_err(|e| IoError::Registry(anyhow::anyhow!("encoding a {topic} record: {e}")))
     }
 
     pub async fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, DecodeError> {

@@ -156,7 +156,7 @@ impl Rejected {
     }
 
     /// The dead letter, encoded for `<topic>.dlq`.
-    pub async fn encode(&self, codec: &Codec) -> anyhow::Result<Outgoing> {
+    pub async fn encode(&self, codec: &Codec) -> Result<Outgoing, crate::error::IoError> {
         let topic = dead_letter_topic(&self.record.topic);
         Ok(Outgoing {
             payload: codec.encode(&topic, &self.dead_letter()).await?,

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 
 use deadpool_postgres::{Pool, Transaction};
 
+use crate::error::IoError;
+
 /// The epochs this worker holds, by partition number, in one consumer group.
 #[derive(Debug, Clone)]
 pub struct Leases {
@@ -47,7 +49,7 @@ impl Leases {
     /// Fails, naming the partitions, unless this worker still holds the current epoch of each
     /// of `partitions`; the rows stay share-locked until `tx` ends, so no take can come between
     /// this check and the commit.
-    pub async fn check(&self, tx: &Transaction<'_>, partitions: &[i32]) -> anyhow::Result<()> {
+    pub async fn check(&self, tx: &Transaction<'_>, partitions: &[i32]) -> Result<(), IoError> {
         if partitions.is_empty() {
             return Ok(());
         }
@@ -73,14 +75,15 @@ impl Leases {
                 None => format!("{p} (no lease)"),
             })
             .collect();
-        anyhow::ensure!(
-            lost.is_empty(),
+        if lost.is_empty() {
+            return Ok(());
+        }
+        Err(IoError::Fenced(format!(
             "fenced: this worker no longer holds partition(s) {} of group {}; another worker \
              took them over, so this batch is not committed",
             lost.join(", "),
             self.group
-        );
-        Ok(())
+        )))
     }
 }
 

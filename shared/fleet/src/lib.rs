@@ -18,13 +18,15 @@
 //! - [`metrics`], [`http`]: the Prometheus recorder (docs/metrics.md) and the `/metrics`,
 //!   `/healthz`, `/readyz` endpoints.
 //! - [`worker`]: the consume loop every worker runs around its [`worker::Stage`].
-//! - [`shutdown`], [`retry`]: graceful shutdown, the backoff policy and labelled step failures.
+//! - [`error`]: the I/O failures of a batch, typed, each with its `errors_total` kind.
+//! - [`shutdown`], [`retry`]: graceful shutdown and the backoff policy.
 //! - [`registry`]: the project's own small schema registry, the local development default.
 
 pub mod avro;
 pub mod cache;
 pub mod config;
 pub mod connect;
+pub mod error;
 pub mod events;
 pub mod http;
 pub mod input;

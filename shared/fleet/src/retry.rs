@@ -30,27 +30,3 @@ where
         })
         .await
 }
-
-/// A failure of one step of a batch, labelled with the `kind` of `eligibility_errors_total`.
-#[derive(Debug)]
-pub struct StepError {
-    pub kind: &'static str,
-    pub error: anyhow::Error,
-}
-
-impl std::fmt::Display for StepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {:#}", self.kind, self.error)
-    }
-}
-
-/// Labels a step's error with its kind.
-pub fn step<T, E: Into<anyhow::Error>>(
-    kind: &'static str,
-    r: Result<T, E>,
-) -> Result<T, StepError> {
-    r.map_err(|e| StepError {
-        kind,
-        error: e.into(),
-    })
-}

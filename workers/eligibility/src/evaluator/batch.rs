@@ -4,12 +4,13 @@
 use std::time::Instant;
 
 use engine::{Date, Profile};
+use fleet::error::IoError;
 use fleet::events::ProfileUpdate;
 use fleet::input::{Record, Rejected, decode};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
 use fleet::offsets::Offsets;
-use fleet::retry::{StepError, step, with_retries};
+use fleet::retry::with_retries;
 use fleet::topics::*;
 use serde_json::Value as Json;
 
@@ -116,8 +117,8 @@ async fn process_profiles(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::
         attempt(pipeline, &work, &forwards, &rejected, &next)
     })
     .await
-    .map_err(|e| {
-        m::error(e.kind);
+    .map_err(|e: IoError| {
+        m::error(e.kind());
         anyhow::anyhow!(
             "micro-batch of {} records failed after retries: {e}",
             records.len()
@@ -141,14 +142,11 @@ async fn attempt(
     forwards: &[Outgoing],
     rejected: &[Rejected],
     next: &Offsets,
-) -> Result<Attempt, StepError> {
+) -> Result<Attempt, IoError> {
     let mut ids: Vec<String> = work.iter().map(|w| w.user_id.clone()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let mut states = step(
-        "postgres",
-        store::load_users(&pipeline.pool, &pipeline.book, &ids).await,
-    )?;
+    let mut states = store::load_users(&pipeline.pool, &pipeline.book, &ids).await?;
     let started = Instant::now();
     let mut audit = Vec::new();
     let mut events = Vec::new();
@@ -171,7 +169,7 @@ async fn attempt(
         .record(started.elapsed().as_secs_f64());
     let mut extra = Vec::with_capacity(rejected.len() + forwards.len());
     for r in rejected {
-        extra.push(step("schema_registry", r.encode(&pipeline.codec).await)?);
+        extra.push(r.encode(&pipeline.codec).await?);
     }
     extra.extend(forwards.iter().cloned());
     let users: Vec<(String, UserState)> = states

@@ -22,12 +22,12 @@ use engine::load::parse_rule_yaml;
 use engine::program::Program;
 use engine::{Catalogue, Date, Outcome};
 use engine::{Rule, RuleSet};
+use fleet::error::IoError;
 use fleet::events::{DeadlineApproaching, RuleConflictDetected, RulesUpdate};
 use fleet::input::{Record, Rejected, decode};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
 use fleet::offsets::Offsets;
-use fleet::retry::{StepError, step};
 use fleet::routing;
 use fleet::topics::*;
 use kernels::engine_select::EngineUsed;
@@ -57,51 +57,60 @@ pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<
         [((record.topic.clone(), record.partition), record.offset + 1)].into()
     };
     let copy = routing::is_copy(&record);
-    let change = match (record.topic.as_str(), copy) {
+    let read = match (record.topic.as_str(), copy) {
         (POLICY_RULES_UPDATED, false) => rules_updated(pipeline, &record).await?,
-        (POLICY_RULES_UPDATED, true) => rule_of_copy(pipeline, &record).await,
+        (POLICY_RULES_UPDATED, true) => rule_of_copy(pipeline, &record)
+            .await
+            .map_or_else(Read::Rejected, Read::Change),
         (SCHEME_DEADLINE_APPROACHING, _) => deadline(pipeline, &record, copy).await?,
         (other, _) => anyhow::bail!("the evaluator does not consume {other}"),
     };
-    match change {
-        Err(rejected) => dead_letter(pipeline, &record, rejected, &offsets).await?,
-        Ok(change) if copy => {
+    match read {
+        Read::Rejected(rejected) => dead_letter(pipeline, &record, rejected, &offsets).await?,
+        Read::Change(change) if copy => {
             reevaluate_scheme(pipeline, &record, &change, Some(record.partition), &offsets).await?
         }
-        Ok(change) if pipeline.replay => {
+        Read::Change(change) if pipeline.replay => {
             reevaluate_scheme(pipeline, &record, &change, None, &offsets).await?
         }
-        Ok(change) => fan_out(pipeline, &record, &change, &offsets).await?,
+        Read::Change(change) => fan_out(pipeline, &record, &change, &offsets).await?,
     }
     Ok(offsets)
 }
 
-type Handled = Result<Change, Rejected>;
+/// What a rule or deadline record amounts to: a change to re-evaluate, or a dead letter.
+enum Read {
+    Change(Change),
+    Rejected(Rejected),
+}
 
 /// The original of a rule version: validated against every stored rule (not only the ones this
 /// worker holds), conflicts published, stored.
-async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Handled> {
+async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Result<Read> {
     let update: RulesUpdate = match decode(&pipeline.codec, record).await {
         Ok(u) => u,
-        Err(r) => return Ok(Err(r)),
+        Err(r) => return Ok(Read::Rejected(r)),
     };
     let catalogue = &pipeline.book.catalogue;
     let rule = match parse_rule_yaml(catalogue, &update.rule_yaml, &record.source()) {
         Ok(rule) => rule,
         Err(problems) => {
             let report = engine::ValidationReport { problems };
-            return Ok(Err(Rejected::validation(record, format!("rule: {report}"))));
+            return Ok(Read::Rejected(Rejected::validation(
+                record,
+                format!("rule: {report}"),
+            )));
         }
     };
     let as_of = match record.as_of(update.as_of.as_deref()) {
         Ok(d) => d,
-        Err(reason) => return Ok(Err(Rejected::validation(record, reason))),
+        Err(reason) => return Ok(Read::Rejected(Rejected::validation(record, reason))),
     };
     let stored = rules_store::load(&pipeline.pool, &Catalogue::bundled())
         .await?
         .rules;
     if let Err(reason) = check_new_version(&stored, &rule) {
-        return Ok(Err(Rejected::validation(record, reason)));
+        return Ok(Read::Rejected(Rejected::validation(record, reason)));
     }
     let conflicts = conflict_events(catalogue, &stored, &rule);
     let mut outgoing = Vec::new();
@@ -134,7 +143,7 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
     pipeline.refresh_rules().await?;
     tracing::info!(rule_id = %rule.rule_id, scheme = %rule.scheme_id, version = rule.version,
         conflicts = conflicts.len(), "rule version stored");
-    Ok(Ok(Change {
+    Ok(Read::Change(Change {
         scheme: rule.scheme_id,
         state: rule.state,
         as_of,
@@ -142,7 +151,7 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
 }
 
 /// A fanned-out copy of a rule version the original's reader already validated and stored.
-async fn rule_of_copy(pipeline: &Pipeline, record: &Record) -> Handled {
+async fn rule_of_copy(pipeline: &Pipeline, record: &Record) -> Result<Change, Rejected> {
     let update: RulesUpdate = decode(&pipeline.codec, record).await?;
     let rule = parse_rule_yaml(
         &pipeline.book.catalogue,
@@ -230,14 +239,14 @@ fn conflict_events(
 
 /// A deadline: on the original, the scheme's state is looked up among the stored rules (this
 /// worker may hold none of them); on a copy, this worker holds the scheme.
-async fn deadline(pipeline: &Pipeline, record: &Record, copy: bool) -> anyhow::Result<Handled> {
+async fn deadline(pipeline: &Pipeline, record: &Record, copy: bool) -> anyhow::Result<Read> {
     let event: DeadlineApproaching = match decode(&pipeline.codec, record).await {
         Ok(e) => e,
-        Err(r) => return Ok(Err(r)),
+        Err(r) => return Ok(Read::Rejected(r)),
     };
     let as_of = match record.as_of(event.as_of.as_deref()) {
         Ok(d) => d,
-        Err(reason) => return Ok(Err(Rejected::validation(record, reason))),
+        Err(reason) => return Ok(Read::Rejected(Rejected::validation(record, reason))),
     };
     let state: Option<String> = if copy {
         pipeline
@@ -251,12 +260,12 @@ async fn deadline(pipeline: &Pipeline, record: &Record, copy: bool) -> anyhow::R
         rules_store::state_of_scheme(&pipeline.pool, &event.scheme_id).await?
     };
     let Some(state) = state else {
-        return Ok(Err(Rejected::validation(
+        return Ok(Read::Rejected(Rejected::validation(
             record,
             format!("scheme_id: no rule for scheme {:?}", event.scheme_id),
         )));
     };
-    Ok(Ok(Change {
+    Ok(Read::Change(Change {
         scheme: event.scheme_id,
         state,
         as_of,
@@ -283,9 +292,7 @@ async fn fan_out(
         partitions: vec![record.partition],
         ..BatchWrite::default()
     };
-    sink::publish_and_commit(pipeline, &[], copies, &write)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    sink::publish_and_commit(pipeline, &[], copies, &write).await?;
     sink::after_commit(pipeline, &[], std::slice::from_ref(record), &[], &[], &[]).await;
     metrics::counter!(m::RECORDS_ROUTED, "kind" => "fanned_out").increment(count as u64);
     tracing::info!(scheme = %change.scheme, source = %record.source(), partitions = count,
@@ -305,9 +312,7 @@ async fn dead_letter(
         partitions: vec![record.partition],
         ..BatchWrite::default()
     };
-    sink::publish_and_commit(pipeline, &[], vec![letter], &write)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    sink::publish_and_commit(pipeline, &[], vec![letter], &write).await?;
     sink::after_commit(
         pipeline,
         &[],
@@ -364,8 +369,8 @@ async fn reevaluate_scheme(
             reevaluate_page(pipeline, &users, &schemes, as_of, partition, &page_offsets)
         })
         .await
-        .map_err(|e| {
-            m::error(e.kind);
+        .map_err(|e: IoError| {
+            m::error(e.kind());
             anyhow::anyhow!("re-evaluating {scheme} for {}: {e}", record.source())
         })?;
         sink::after_commit(
@@ -409,11 +414,8 @@ async fn reevaluate_page(
     as_of: Date,
     partition: Option<i32>,
     offsets: &Offsets,
-) -> Result<Page, StepError> {
-    let mut states = step(
-        "postgres",
-        store::load_users(&pipeline.pool, &pipeline.book, users).await,
-    )?;
+) -> Result<Page, IoError> {
+    let mut states = store::load_users(&pipeline.pool, &pipeline.book, users).await?;
     let batch = batch_outcomes(pipeline, users, &states, schemes, as_of)?;
     let started = Instant::now();
     let mut audit = Vec::new();
@@ -440,13 +442,10 @@ async fn reevaluate_page(
     if let Some(first) = disagreements.first() {
         // The property tests hold every path equal; a difference here is a defect, so the
         // page is refused rather than stored.
-        return Err(StepError {
-            kind: "internal",
-            error: anyhow::anyhow!(
-                "{} verdict(s) differ between the engine's paths, e.g. {first}",
-                disagreements.len()
-            ),
-        });
+        return Err(IoError::internal(anyhow::anyhow!(
+            "{} verdict(s) differ between the engine's paths, e.g. {first}",
+            disagreements.len()
+        )));
     }
     let touched: Vec<(String, pass::UserState)> = states.into_iter().collect();
     let write = BatchWrite {
@@ -470,7 +469,7 @@ fn batch_outcomes(
     states: &HashMap<String, pass::UserState>,
     schemes: &BTreeSet<String>,
     as_of: Date,
-) -> Result<HashMap<String, Vec<(usize, Outcome)>>, StepError> {
+) -> Result<HashMap<String, Vec<(usize, Outcome)>>, IoError> {
     let book = &pipeline.book;
     let rules: Vec<&Rule> = book
         .rules
@@ -489,12 +488,10 @@ fn batch_outcomes(
     let columns = ProfileColumns::new(&book.catalogue, &profiles);
     let program = Program::compile(&rules);
     let started = Instant::now();
-    let (outcomes, used) = step(
-        "gpu",
-        pipeline
-            .engine
-            .evaluate(&program, &rules, &columns, as_of, 2),
-    )?;
+    let (outcomes, used) = pipeline
+        .engine
+        .evaluate(&program, &rules, &columns, as_of, 2)
+        .map_err(|e| IoError::Gpu(e.into()))?;
     let engine = match used {
         EngineUsed::Cpu => "cpu",
         EngineUsed::Gpu(_) => "gpu",

@@ -8,10 +8,10 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use engine::Verdict;
 use fleet::avro::Codec;
+use fleet::error::IoError;
 use fleet::input::{Record, Rejected};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
-use fleet::retry::{StepError, step};
 
 use super::Pipeline;
 use super::audit::PassAudit;
@@ -25,36 +25,27 @@ pub async fn publish_and_commit(
     events: &[OutEvent],
     extra: Vec<Outgoing>,
     write: &BatchWrite<'_>,
-) -> Result<(), StepError> {
-    let mut outgoing = step(
+) -> Result<(), IoError> {
+    let mut outgoing = m::time_store(
         "schema_registry",
-        m::time_store(
-            "schema_registry",
-            "encode",
-            encode_events(&pipeline.codec, events),
-        )
-        .await,
-    )?;
-    outgoing.extend(extra);
-    step(
-        "kafka_produce",
-        m::time_store(
-            "kafka",
-            "produce",
-            fleet::kafka::send_all(&pipeline.producer, &outgoing),
-        )
-        .await,
-    )?;
-    step(
-        "postgres",
-        store::commit_batch(
-            &pipeline.pool,
-            &pipeline.group,
-            pipeline.leases.as_ref(),
-            write,
-        )
-        .await,
+        "encode",
+        encode_events(&pipeline.codec, events),
     )
+    .await?;
+    outgoing.extend(extra);
+    m::time_store(
+        "kafka",
+        "produce",
+        fleet::kafka::send_all(&pipeline.producer, &outgoing),
+    )
+    .await?;
+    store::commit_batch(
+        &pipeline.pool,
+        &pipeline.group,
+        pipeline.leases.as_ref(),
+        write,
+    )
+    .await
 }
 
 /// What follows a commit: the cache entries of what changed, and the metrics of the records.
@@ -71,7 +62,7 @@ pub async fn after_commit(
 }
 
 /// Encodes events for their topics, with the idempotency key as a header too.
-async fn encode_events(codec: &Codec, events: &[OutEvent]) -> anyhow::Result<Vec<Outgoing>> {
+async fn encode_events(codec: &Codec, events: &[OutEvent]) -> Result<Vec<Outgoing>, IoError> {
     let mut out = Vec::with_capacity(events.len());
     for event in events {
         let topic = event.topic();

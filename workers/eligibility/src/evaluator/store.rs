@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use deadpool_postgres::Pool;
 use engine::transitions::Known;
 use engine::{Date, Outcome, Profile};
+use fleet::error::IoError;
 use fleet::leases::Leases;
 use fleet::metrics::time_store;
 use fleet::offsets::Offsets;
@@ -17,8 +18,9 @@ use super::audit::PassAudit;
 use super::pass::{Position, StoredProfile, StoredVerdict, UserState};
 use super::rulebook::RuleBook;
 
-fn date(text: &str) -> anyhow::Result<Date> {
-    Date::parse(text).ok_or_else(|| anyhow::anyhow!("stored date {text:?} is not YYYY-MM-DD"))
+fn date(text: &str) -> Result<Date, IoError> {
+    Date::parse(text)
+        .ok_or_else(|| IoError::internal(anyhow::anyhow!("stored date {text:?} is not YYYY-MM-DD")))
 }
 
 /// Loads the stored profile and verdicts of `users`.
@@ -26,7 +28,7 @@ pub async fn load_users(
     pool: &Pool,
     book: &RuleBook,
     users: &[String],
-) -> anyhow::Result<HashMap<String, UserState>> {
+) -> Result<HashMap<String, UserState>, IoError> {
     let catalogue = &book.catalogue;
     let client = pool.get().await?;
     let profiles = time_store(
@@ -53,9 +55,11 @@ pub async fn load_users(
     let mut states: HashMap<String, UserState> = HashMap::new();
     for row in profiles {
         let user_id: String = row.get(0);
-        let json: Json = serde_json::from_str(row.get::<_, &str>(1))?;
+        let json: Json = serde_json::from_str(row.get::<_, &str>(1)).map_err(IoError::internal)?;
         let profile = Profile::from_json(catalogue, &json, &format!("snapshot of {user_id}"))
-            .map_err(|report| anyhow::anyhow!("stored profile of {user_id}: {report}"))?;
+            .map_err(|report| {
+                IoError::internal(anyhow::anyhow!("stored profile of {user_id}: {report}"))
+            })?;
         states.entry(user_id).or_default().profile = Some(StoredProfile {
             profile,
             json,
@@ -72,7 +76,7 @@ pub async fn load_users(
         let user_id: String = row.get(0);
         let packed: &[u8] = row.get(1);
         let unpacked = unpack_verdicts(book, packed)
-            .map_err(|e| anyhow::anyhow!("stored verdicts of {user_id}: {e}"))?;
+            .map_err(|e| IoError::internal(anyhow::anyhow!("stored verdicts of {user_id}: {e}")))?;
         states.entry(user_id).or_default().verdicts = unpacked;
     }
     Ok(states)
@@ -156,7 +160,7 @@ pub async fn commit_batch(
     group: &str,
     leases: Option<&Leases>,
     batch: &BatchWrite<'_>,
-) -> anyhow::Result<()> {
+) -> Result<(), IoError> {
     let mut client = pool.get().await?;
     time_store("postgres", "commit_batch", async {
         let tx = client.transaction().await?;
@@ -180,7 +184,7 @@ pub async fn commit_batch(
         write_verdicts(&tx, &batch.users).await?;
         fleet::offsets::commit(&tx, group, &batch.offsets).await?;
         tx.commit().await?;
-        anyhow::Ok(())
+        Ok::<(), IoError>(())
     })
     .await
 }
@@ -188,7 +192,7 @@ pub async fn commit_batch(
 async fn write_profiles(
     tx: &deadpool_postgres::Transaction<'_>,
     users: &[(&str, &UserState)],
-) -> anyhow::Result<()> {
+) -> Result<(), IoError> {
     let mut ids = Vec::new();
     let mut hashes = Vec::new();
     let mut states = Vec::new();
@@ -279,7 +283,7 @@ pub async fn fill_owner_partitions(pool: &Pool) -> anyhow::Result<u64> {
 async fn write_audit(
     tx: &deadpool_postgres::Transaction<'_>,
     audit: &[PassAudit],
-) -> anyhow::Result<()> {
+) -> Result<(), IoError> {
     use tokio_postgres::binary_copy::BinaryCopyInWriter;
     use tokio_postgres::types::Type;
     if audit.is_empty() {
@@ -315,7 +319,7 @@ async fn write_audit(
     ];
     let mut writer = std::pin::pin!(BinaryCopyInWriter::new(sink, &types));
     for pass in audit {
-        let day = i32::try_from(pass.as_of.day_number())?;
+        let day = i32::try_from(pass.as_of.day_number()).map_err(IoError::internal)?;
         let id = pass.pass_id();
         writer
             .as_mut()
@@ -348,7 +352,7 @@ async fn write_audit(
 async fn write_verdicts(
     tx: &deadpool_postgres::Transaction<'_>,
     users: &[(&str, &UserState)],
-) -> anyhow::Result<()> {
+) -> Result<(), IoError> {
     let (ids, packed): (Vec<&str>, Vec<Vec<u8>>) = users
         .iter()
         .filter(|(_, u)| !u.touched.is_empty())

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use ::explain::{Facts, Language};
 use engine::{Profile, ValidationReport};
+use fleet::error::IoError;
 use fleet::events::EligibilityExplained;
 use fleet::input::{Record, Rejected};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
 use fleet::offsets::Offsets;
-use fleet::retry::{StepError, step, with_retries};
+use fleet::retry::with_retries;
 use fleet::topics::ELIGIBILITY_EXPLAINED;
 use tokio::task::JoinSet;
 
@@ -74,8 +75,8 @@ pub async fn process(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::Resul
         attempt(pipeline, &explained, &rejected, &next)
     })
     .await
-    .map_err(|e| {
-        m::error(e.kind);
+    .map_err(|e: IoError| {
+        m::error(e.kind());
         anyhow::anyhow!(
             "micro-batch of {} records failed after retries: {e}",
             fresh.len()
@@ -247,13 +248,10 @@ async fn attempt(
     explained: &[EligibilityExplained],
     rejected: &[Rejected],
     next: &Offsets,
-) -> Result<(), StepError> {
+) -> Result<(), IoError> {
     let mut outgoing = Vec::with_capacity(explained.len() + rejected.len());
     for e in explained {
-        let payload = step(
-            "schema_registry",
-            pipeline.codec.encode(ELIGIBILITY_EXPLAINED, e).await,
-        )?;
+        let payload = pipeline.codec.encode(ELIGIBILITY_EXPLAINED, e).await?;
         outgoing.push(Outgoing {
             topic: ELIGIBILITY_EXPLAINED.to_string(),
             key: e.user_id.as_bytes().to_vec(),
@@ -264,16 +262,10 @@ async fn attempt(
         });
     }
     for r in rejected {
-        outgoing.push(step("schema_registry", r.encode(&pipeline.codec).await)?);
+        outgoing.push(r.encode(&pipeline.codec).await?);
     }
-    step(
-        "kafka_produce",
-        fleet::kafka::send_all(&pipeline.producer, &outgoing).await,
-    )?;
-    step(
-        "postgres",
-        store::commit(&pipeline.pool, &pipeline.group, explained, next).await,
-    )
+    fleet::kafka::send_all(&pipeline.producer, &outgoing).await?;
+    store::commit(&pipeline.pool, &pipeline.group, explained, next).await
 }
 
 fn record_metrics(records: &[Record], rejected: &[Rejected]) {

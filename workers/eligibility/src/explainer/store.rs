@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use deadpool_postgres::Pool;
 use fleet::cache::Cache;
+use fleet::error::IoError;
 use fleet::events::EligibilityExplained;
 use fleet::metrics::time_store;
 use fleet::offsets::Offsets;
@@ -131,7 +132,7 @@ pub async fn commit(
     group: &str,
     rows: &[EligibilityExplained],
     offsets: &Offsets,
-) -> anyhow::Result<()> {
+) -> Result<(), IoError> {
     let mut client = pool.get().await?;
     time_store("postgres", "store_explanation", async {
         let tx = client.transaction().await?;
@@ -165,7 +166,7 @@ pub async fn commit(
         }
         fleet::offsets::commit(&tx, group, offsets).await?;
         tx.commit().await?;
-        anyhow::Ok(())
+        Ok::<(), IoError>(())
     })
     .await
 }

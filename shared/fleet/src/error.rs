@@ -1,0 +1,78 @@
+//! The fleet's I/O failures, typed by what failed. [`IoError::kind`] is the `kind` label of
+//! `eligibility_errors_total` (docs/metrics.md), so a batch step needs no labelling by hand:
+//! `?` converts the client libraries' errors.
+
+use rdkafka::error::KafkaError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    #[error("PostgreSQL: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("PostgreSQL pool: {0}")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    #[error("Kafka: {0}")]
+    Kafka(#[from] KafkaError),
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("schema registry: {0:#}")]
+    Registry(anyhow::Error),
+    /// The GPU batch engine failed (under `gpu`, where no CPU fallback is wanted).
+    #[error("GPU: {0:#}")]
+    Gpu(anyhow::Error),
+    /// A partition this worker no longer holds (fleet::leases): the batch is not committed.
+    #[error("{0}")]
+    Fenced(String),
+    /// Stored data that does not read back, or a defect (paths of the engine that disagree).
+    #[error("{0:#}")]
+    Internal(anyhow::Error),
+}
+
+impl IoError {
+    pub fn internal(error: impl Into<anyhow::Error>) -> IoError {
+        IoError::Internal(error.into())
+    }
+
+    /// The `kind` label of `eligibility_errors_total`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            IoError::Postgres(_) | IoError::Pool(_) => "postgres",
+            IoError::Kafka(KafkaError::MessageConsumption(_) | KafkaError::PartitionEOF(_)) => {
+                "kafka_consume"
+            }
+            IoError::Kafka(_) => "kafka_produce",
+            IoError::Redis(_) => "redis",
+            IoError::Registry(_) => "schema_registry",
+            IoError::Gpu(_) => "gpu",
+            IoError::Fenced(_) | IoError::Internal(_) => "internal",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_is_counted_under_a_kind_of_the_metrics_contract() {
+        use rdkafka::types::RDKafkaErrorCode;
+        let cases = [
+            (
+                IoError::Kafka(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)),
+                "kafka_produce",
+            ),
+            (
+                IoError::Kafka(KafkaError::MessageConsumption(
+                    RDKafkaErrorCode::BrokerTransportFailure,
+                )),
+                "kafka_consume",
+            ),
+            (IoError::Registry(anyhow::anyhow!("503")), "schema_registry"),
+            (IoError::Gpu(anyhow::anyhow!("no device")), "gpu"),
+            (IoError::Fenced("fenced: partition 3".into()), "internal"),
+        ];
+        for (error, kind) in cases {
+            assert_eq!(error.kind(), kind, "{error}");
+            assert!(crate::metrics::ERROR_KINDS.contains(&kind));
+        }
+    }
+}
