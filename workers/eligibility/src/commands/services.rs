@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
 use fleet::config::{DatabaseArgs, KafkaArgs, WorkerArgs};
 
-use eligibility::explainer;
+use crate::explainer;
 
 use crate::evaluator;
 

@@ -1,0 +1,73 @@
+//! The command line: one subcommand per job (see the crate documentation), parsed with clap,
+//! each failure printed as `error: …` with exit code 1.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+use crate::{commands, replay};
+
+#[derive(Parser)]
+#[command(
+    name = "eligibility",
+    version,
+    about = "Eligibility engine for government welfare schemes"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate one citizen profile against the schemes in effect.
+    Evaluate(commands::evaluate::Args),
+    /// Validate rules, find conflicts, hash a rule.
+    #[command(subcommand)]
+    Rules(commands::rules::RulesCommand),
+    /// Check explanations with Oracle-A.
+    Oracle(commands::oracle::Args),
+    /// Print a JSON Schema derived from the field catalogue.
+    #[command(subcommand)]
+    Schema(commands::schema::SchemaCommand),
+    /// Run an evaluator worker (Kafka in; PostgreSQL, Redis and events out).
+    Evaluator(commands::services::EvaluatorArgs),
+    /// Run an explainer worker (new and partial matches in; explanations out).
+    Explainer(commands::services::ExplainerArgs),
+    /// Apply the SQL migrations to ELIGIBILITY_DATABASE_URL.
+    Migrate(fleet::config::DatabaseArgs),
+    /// Manage the fleet's topics.
+    #[command(subcommand)]
+    Topics(commands::services::TopicsCommand),
+    /// Serve the local Confluent-compatible schema registry (development default only).
+    SchemaRegistry(commands::services::RegistryArgs),
+    /// Re-read a range of an input topic through the evaluator's pipeline (backfill).
+    Replay(replay::Args),
+    /// Check recorded evaluations against their inputs.
+    #[command(subcommand)]
+    Audit(commands::audit::AuditCommand),
+}
+
+/// Parses the command line and runs the subcommand; the process's exit code.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Evaluate(args) => commands::evaluate::run(args),
+        Command::Rules(command) => commands::rules::run(command),
+        Command::Oracle(args) => commands::oracle::run(args),
+        Command::Schema(command) => commands::schema::run(command),
+        Command::Evaluator(args) => commands::services::evaluator(args),
+        Command::Explainer(args) => commands::services::explainer(args),
+        Command::Migrate(args) => commands::services::migrate(args),
+        Command::Topics(command) => commands::services::topics(command),
+        Command::SchemaRegistry(args) => commands::services::schema_registry(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Audit(command) => commands::audit::run(command),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
