@@ -929,10 +929,7 @@ fn fleet_topics() -> Vec<String> {
 /// The series names docs/metrics.md promises for a component (`X` explainer): a histogram as
 /// its `_bucket` series.
 fn promised_metrics(component: &str) -> Vec<String> {
-    let page = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md"),
-    )
-    .unwrap();
+    let page = std::fs::read_to_string(repo().join("docs/metrics.md")).unwrap();
     let mut names = Vec::new();
     for line in page.lines().filter(|l| l.starts_with("| `eligibility_")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -1348,7 +1345,7 @@ async fn e2e_a_new_match_in_an_explanation_out() {
             "eligibility_events_consumed_total{topic=\"eligibility.new_match\"}"
         ) >= 2.0
     );
-    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let target = repo().join("target");
     std::fs::write(target.join("e2e-explainer-metrics.txt"), &scrape).unwrap();
     assert_eq!(explainer.terminate(), Some(0));
     assert_eq!(evaluator.terminate(), Some(0));

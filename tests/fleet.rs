@@ -304,10 +304,7 @@ async fn scrape_with(worker: &Worker, names: &[String]) -> String {
 /// The series names docs/metrics.md promises for a component (`E` evaluator, `X` explainer):
 /// a histogram as its `_bucket` series.
 fn contract_metrics(component: &str) -> Vec<String> {
-    let page = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md"),
-    )
-    .unwrap();
+    let page = std::fs::read_to_string(repo().join("docs/metrics.md")).unwrap();
     let mut names = Vec::new();
     for line in page.lines().filter(|l| l.starts_with("| `eligibility_")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -444,11 +441,8 @@ async fn a_rule_update_re_evaluates_the_users_it_covers() {
     }
 
     // Version 2 lowers the pension age to 55.
-    let v1 = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../schemes/karnataka/old_age_pension.yaml"),
-    )
-    .unwrap();
+    let v1 =
+        std::fs::read_to_string(repo().join("schemes/karnataka/old_age_pension.yaml")).unwrap();
     let v2 = v1
         .replace(
             "rule_id: \"rule_ka_oap_001\"",
@@ -571,7 +565,7 @@ async fn a_rule_update_re_evaluates_the_users_it_covers() {
     // scrape. The scrape is kept for scripts/check-deploy.sh (dashboards and alerts).
     let metrics = scrape_with(&worker, &contract_metrics("E")).await;
     assert!(metrics.contains("eligibility_batch_engine_evaluations_total{engine=\"cpu\"}"));
-    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let target = repo().join("target");
     std::fs::write(target.join("e2e-evaluator-metrics.txt"), &metrics).unwrap();
 }
 
@@ -1231,11 +1225,8 @@ async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_pr
         })
     };
 
-    let v1 = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../schemes/karnataka/old_age_pension.yaml"),
-    )
-    .unwrap();
+    let v1 =
+        std::fs::read_to_string(repo().join("schemes/karnataka/old_age_pension.yaml")).unwrap();
     let v2 = v1
         .replace(
             "rule_id: \"rule_ka_oap_001\"",

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -54,7 +55,7 @@ impl Stack {
 
     /// The `eligibility` binary, pointed at this stack, `database_url` and consumer `group`.
     pub fn command(&self, database_url: &str, group: &str) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_eligibility"));
+        let mut command = Command::new(eligibility_binary());
         command
             .env("ELIGIBILITY_KAFKA_BROKERS", &self.brokers)
             .env("ELIGIBILITY_DATABASE_URL", database_url)
@@ -88,6 +89,73 @@ impl Stack {
             None => format!("{base}/{db}"),
         }
     }
+}
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The `eligibility` binary of this build: `target/<profile>/eligibility`, beside the `deps/`
+/// directory this test runs from. `cargo test --workspace` builds it (its package has tests of
+/// its own); one older than the sources it is built from is refused rather than tested.
+pub fn eligibility_binary() -> PathBuf {
+    static CHECKED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("the test's own path");
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target/<profile>/deps/<test>");
+            let binary = profile_dir.join("eligibility");
+            let built = modified(&binary).unwrap_or_else(|| {
+                panic!(
+                    "no {}: build it with `cargo build -p eligibility` (or run `cargo test --workspace`)",
+                    binary.display()
+                )
+            });
+            let sources = [
+                "workers/eligibility/src",
+                "shared/engine/src",
+                "shared/oracle/src",
+                "shared/explain/src",
+                "shared/fleet/src",
+                "kernels/src",
+            ];
+            let newest = sources
+                .iter()
+                .filter_map(|dir| newest_source(&repo().join(dir)))
+                .max();
+            assert!(
+                newest.is_none_or(|newest| built >= newest),
+                "{} is older than its sources: rebuild it with `cargo build -p eligibility`",
+                binary.display()
+            );
+            binary
+        })
+        .clone()
+}
+
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The newest modification time of a `.rs` file under `dir`.
+fn newest_source(dir: &Path) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let time = if path.is_dir() {
+            newest_source(&path)
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            modified(&path)
+        } else {
+            None
+        };
+        newest = newest.max(time);
+    }
+    newest
 }
 
 pub fn free_port() -> u16 {
