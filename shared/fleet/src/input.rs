@@ -67,17 +67,19 @@ impl Record {
     }
 
     /// The evaluation date: the event's own `as_of`, else the record's timestamp (UTC), so that
-    /// replaying a record evaluates on the same date as the first time.
-    pub fn as_of(&self, explicit: Option<&str>) -> Result<Date, String> {
+    /// replaying a record evaluates on the same date as the first time. A record with neither
+    /// is rejected.
+    pub fn as_of(&self, explicit: Option<&str>) -> Result<Date, Rejected> {
+        let reject = |reason: String| Rejected::validation(self, reason);
         match explicit {
             Some(text) => Date::parse(text)
-                .ok_or_else(|| format!("as_of {text:?} is not a date (YYYY-MM-DD)")),
+                .ok_or_else(|| reject(format!("as_of {text:?} is not a date (YYYY-MM-DD)"))),
             None => {
-                let ms = self
-                    .timestamp_ms
-                    .ok_or("the record has no timestamp and the event no as_of")?;
+                let ms = self.timestamp_ms.ok_or_else(|| {
+                    reject("the record has no timestamp and the event no as_of".into())
+                })?;
                 Date::from_day_number(ms.div_euclid(86_400_000))
-                    .ok_or_else(|| format!("record timestamp {ms} is out of range"))
+                    .ok_or_else(|| reject(format!("record timestamp {ms} is out of range")))
             }
         }
     }

@@ -74,7 +74,7 @@ fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Resu
             update.user_id, profile.user_id
         )));
     }
-    let as_of = record.as_of(update.as_of.as_deref()).map_err(reject)?;
+    let as_of = record.as_of(update.as_of.as_deref())?;
     let state = pass::state_of(&pipeline.book, &profile);
     let owner = partition_map().partition_for(state.as_deref(), &update.user_id);
     Ok(Work {

@@ -104,7 +104,7 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
     };
     let as_of = match record.as_of(update.as_of.as_deref()) {
         Ok(d) => d,
-        Err(reason) => return Ok(Read::Rejected(Rejected::validation(record, reason))),
+        Err(r) => return Ok(Read::Rejected(r)),
     };
     let stored = rules_store::load(&pipeline.pool, &Catalogue::bundled())
         .await?
@@ -162,9 +162,7 @@ async fn rule_of_copy(pipeline: &Pipeline, record: &Record) -> Result<Change, Re
         let report = engine::ValidationReport { problems };
         Rejected::validation(record, format!("rule: {report}"))
     })?;
-    let as_of = record
-        .as_of(update.as_of.as_deref())
-        .map_err(|reason| Rejected::validation(record, reason))?;
+    let as_of = record.as_of(update.as_of.as_deref())?;
     Ok(Change {
         scheme: rule.scheme_id,
         state: rule.state,
@@ -246,7 +244,7 @@ async fn deadline(pipeline: &Pipeline, record: &Record, copy: bool) -> anyhow::R
     };
     let as_of = match record.as_of(event.as_of.as_deref()) {
         Ok(d) => d,
-        Err(reason) => return Ok(Read::Rejected(Rejected::validation(record, reason))),
+        Err(r) => return Ok(Read::Rejected(r)),
     };
     let state: Option<String> = if copy {
         pipeline

@@ -60,14 +60,14 @@ pub async fn process(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::Resul
     let mut prepared: Vec<Prepared> = Vec::new();
     let mut seen = HashSet::new();
     for (record, subject) in subjects {
-        match prepare(pipeline, &inputs, subject) {
+        match prepare(pipeline, &inputs, record, subject) {
             Ok(p) => {
                 // The same evaluation twice (an evaluator replay): explained once.
                 if seen.insert(p.subject.evaluation_id.clone()) {
                     prepared.push(p);
                 }
             }
-            Err(reason) => rejected.push(Rejected::validation(record, reason)),
+            Err(r) => rejected.push(r),
         }
     }
     let explained = explain_all(pipeline, prepared).await?;
@@ -138,8 +138,18 @@ async fn load_inputs(
     }
 }
 
-/// The subject's facts from the stored profile and rule, or why they cannot be had.
+/// The subject's facts from the stored profile and rule; the record is rejected, with the
+/// reason, when they cannot be had.
 fn prepare(
+    pipeline: &Pipeline,
+    inputs: &store::Inputs,
+    record: &Record,
+    subject: Subject,
+) -> Result<Prepared, Rejected> {
+    facts_of(pipeline, inputs, subject).map_err(|reason| Rejected::validation(record, reason))
+}
+
+fn facts_of(
     pipeline: &Pipeline,
     inputs: &store::Inputs,
     subject: Subject,
