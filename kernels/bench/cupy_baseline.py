@@ -113,10 +113,10 @@ def main():
                 del stack[-a:]
                 ts, fs, nums = zip(*children)
                 if op == AND:
-                    t, f = xp.logical_and.reduce(xp.stack(ts)), xp.logical_or.reduce(xp.stack(fs))
+                    t, f = xp.all(xp.stack(ts), axis=0), xp.any(xp.stack(fs), axis=0)
                     num = sum(nums[1:], nums[0])
                 else:
-                    t, f = xp.logical_or.reduce(xp.stack(ts)), xp.logical_and.reduce(xp.stack(fs))
+                    t, f = xp.any(xp.stack(ts), axis=0), xp.all(xp.stack(fs), axis=0)
                     num = xp.max(xp.stack(nums), axis=0)
                 stack.append((t, f, num * scale))
                 continue
