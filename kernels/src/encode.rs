@@ -316,69 +316,15 @@ fn stack_depth(postfix: &[Instr]) -> usize {
 }
 
 /// Outcome codes for every (citizen, rule), rule-major: `codes[rule * citizens + citizen]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Codes {
     pub citizens: usize,
     pub rules: usize,
-    bytes: CodeBytes,
-}
-
-/// Where the codes are: an ordinary vector, or a buffer the launcher lends (page-locked host
-/// memory the device copies into at bus speed, returned to the launcher when the codes drop).
-enum CodeBytes {
-    Vec(Vec<u8>),
-    Lent(Box<dyn LentBytes>),
-}
-
-/// A buffer lent by the launcher, holding at least the codes' bytes.
-pub trait LentBytes: Send + Sync {
-    fn bytes(&self) -> &[u8];
+    pub codes: Vec<u8>,
 }
 
 impl Codes {
-    pub fn from_vec(citizens: usize, rules: usize, codes: Vec<u8>) -> Codes {
-        assert_eq!(codes.len(), citizens * rules, "one code per (citizen, rule)");
-        Codes {
-            citizens,
-            rules,
-            bytes: CodeBytes::Vec(codes),
-        }
-    }
-
-    pub fn lent(citizens: usize, rules: usize, buffer: Box<dyn LentBytes>) -> Codes {
-        assert!(buffer.bytes().len() >= citizens * rules, "one code per (citizen, rule)");
-        Codes {
-            citizens,
-            rules,
-            bytes: CodeBytes::Lent(buffer),
-        }
-    }
-
-    /// Every code, rule-major.
-    pub fn bytes(&self) -> &[u8] {
-        let all = match &self.bytes {
-            CodeBytes::Vec(v) => v.as_slice(),
-            CodeBytes::Lent(b) => b.bytes(),
-        };
-        &all[..self.citizens * self.rules]
-    }
-
     pub fn code(&self, citizen: usize, rule: usize) -> u8 {
-        self.bytes()[rule * self.citizens + citizen]
-    }
-}
-
-impl PartialEq for Codes {
-    fn eq(&self, other: &Codes) -> bool {
-        (self.citizens, self.rules) == (other.citizens, other.rules) && self.bytes() == other.bytes()
-    }
-}
-
-impl std::fmt::Debug for Codes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Codes")
-            .field("citizens", &self.citizens)
-            .field("rules", &self.rules)
-            .field("bytes", &self.bytes())
-            .finish()
+        self.codes[rule * self.citizens + citizen]
     }
 }

@@ -31,5 +31,9 @@ pub fn evaluate_host(columns: &EncodedColumns, program: &EncodedProgram) -> Code
     // encoders keep every offset within its pool; `codes` holds rules × citizens bytes.
     let status = unsafe { el_evaluate_host(&cols, &prog, codes.as_mut_ptr()) };
     assert_eq!(status, 0, "the host model could not allocate its scratch");
-    Codes::from_vec(citizens, program.n_rules(), codes)
+    Codes {
+        citizens,
+        rules: program.n_rules(),
+        codes,
+    }
 }

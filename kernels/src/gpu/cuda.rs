@@ -1,16 +1,15 @@
 //! The launcher over cudarc (driver API, NVRTC, libraries loaded at run time).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PinnedHostSlice,
-    PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 
 use super::{GpuError, GpuTimings};
-use crate::encode::{Codes, EncodedColumns, EncodedProgram, LentBytes};
+use crate::encode::{Codes, EncodedColumns, EncodedProgram};
 use crate::raw::{Place, Placeable, RawColumns, RawProgram};
 
 const SOURCE: &str = include_str!("../../cuda/eligibility.cu");
@@ -32,40 +31,6 @@ pub struct Device {
     stream: Arc<CudaStream>,
     conditions: CudaFunction,
     rules: CudaFunction,
-    /// Page-locked download buffers, reused: the device copies into page-locked memory at bus
-    /// speed, while a copy into fresh pageable memory is staged and page-faulted (measured at
-    /// 1.1–1.5 GB/s for 1 GB), and pinning a new buffer for every batch costs more than it saves.
-    downloads: Arc<Mutex<Vec<PinnedHostSlice<u8>>>>,
-}
-
-/// The most download buffers kept for reuse (one per batch in flight).
-const KEPT_DOWNLOADS: usize = 2;
-
-/// A page-locked buffer holding a batch's codes, given back to the device's pool on drop.
-struct Lent {
-    buffer: Option<PinnedHostSlice<u8>>,
-    pool: Arc<Mutex<Vec<PinnedHostSlice<u8>>>>,
-}
-
-impl LentBytes for Lent {
-    fn bytes(&self) -> &[u8] {
-        self.buffer
-            .as_ref()
-            .expect("held until drop")
-            .as_slice()
-            .expect("the copy into it was synchronised")
-    }
-}
-
-impl Drop for Lent {
-    fn drop(&mut self) {
-        if let Some(buffer) = self.buffer.take() {
-            let mut pool = self.pool.lock().expect("not poisoned");
-            if pool.len() < KEPT_DOWNLOADS {
-                pool.push(buffer);
-            }
-        }
-    }
 }
 
 impl Device {
@@ -104,7 +69,6 @@ impl Device {
             conditions: module.load_function("el_conditions").map_err(driver)?,
             rules: module.load_function("el_rules").map_err(driver)?,
             ctx,
-            downloads: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
@@ -173,29 +137,18 @@ impl Device {
         }
 
         let start = Instant::now();
-        let mut buffer = self.download_buffer(codes.len())?;
-        self.stream
-            .memcpy_dtoh(&codes, &mut buffer)
-            .map_err(driver)?;
-        self.stream.synchronize().map_err(driver)?;
+        let mut codes = self.stream.clone_dtoh(&codes).map_err(driver)?;
+        codes.truncate(citizens * rules);
         timings.download = start.elapsed();
         drop(device);
-        let lent = Lent {
-            buffer: Some(buffer),
-            pool: self.downloads.clone(),
-        };
-        Ok((Codes::lent(citizens, rules, Box::new(lent)), timings))
-    }
-
-    /// A page-locked buffer of at least `len` bytes: a kept one when one is large enough.
-    fn download_buffer(&self, len: usize) -> Result<PinnedHostSlice<u8>, GpuError> {
-        let mut pool = self.downloads.lock().expect("not poisoned");
-        if let Some(i) = pool.iter().position(|b| b.len() >= len) {
-            return Ok(pool.swap_remove(i));
-        }
-        drop(pool);
-        // SAFETY: u8 is valid for any bytes; the buffer is only read after a copy fills it.
-        unsafe { self.ctx.alloc_pinned::<u8>(len) }.map_err(driver)
+        Ok((
+            Codes {
+                citizens,
+                rules,
+                codes,
+            },
+            timings,
+        ))
     }
 }
 
