@@ -57,6 +57,8 @@ gpuBatch: {component: gpu-batch, command: evaluator}
 {{- end -}}
 
 {{- define "eligibility.kafkaCaDir" -}}/etc/eligibility/kafka-ca{{- end -}}
+{{- define "eligibility.postgresCaDir" -}}/etc/eligibility/postgres-ca{{- end -}}
+{{- define "eligibility.redisCaDir" -}}/etc/eligibility/redis-ca{{- end -}}
 
 {{/*
 Environment shared by every container (workers and jobs): docs/configuration.md. Secrets are only
@@ -82,16 +84,30 @@ referenced (secretKeyRef), never rendered.
 - name: ELIGIBILITY_KAFKA_SSL_CA_LOCATION
   value: {{ printf "%s/%s" (include "eligibility.kafkaCaDir" .) .Values.kafka.tls.caSecret.key | quote }}
 {{- end }}
+{{- range $name, $value := .Values.kafka.properties }}
+- name: {{ printf "ELIGIBILITY_KAFKA_PROP_%s" ($name | upper | replace "_" "__" | replace "-" "___" | replace "." "_") | quote }}
+  value: {{ $value | quote }}
+{{- end }}
 - name: ELIGIBILITY_DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.postgresql.urlSecret.name | quote }}
       key: {{ .Values.postgresql.urlSecret.key | quote }}
+{{- if .Values.postgresql.caSecret.name }}
+- name: ELIGIBILITY_DATABASE_CA_FILE
+  value: {{ printf "%s/%s" (include "eligibility.postgresCaDir" .) .Values.postgresql.caSecret.key | quote }}
+{{- end }}
 - name: ELIGIBILITY_REDIS_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.redis.urlSecret.name | quote }}
       key: {{ .Values.redis.urlSecret.key | quote }}
+{{- if .Values.redis.caSecret.name }}
+- name: ELIGIBILITY_REDIS_CA_FILE
+  value: {{ printf "%s/%s" (include "eligibility.redisCaDir" .) .Values.redis.caSecret.key | quote }}
+{{- end }}
+- name: ELIGIBILITY_SCHEMA_AUTO_REGISTER
+  value: {{ .Values.schemaRegistry.autoRegister | toString | quote }}
 {{- if .Values.schemaRegistry.urlSecret.name }}
 - name: ELIGIBILITY_SCHEMA_REGISTRY_URL
   valueFrom:
@@ -126,18 +142,22 @@ referenced (secretKeyRef), never rendered.
 {{- end }}
 {{- end -}}
 
-{{/* Volumes every container needs: a writable /tmp (the root FS is read-only) and the Kafka CA. */}}
+{{/* Volumes every container needs: a writable /tmp (the root FS is read-only) and the CAs of Kafka,
+PostgreSQL and Redis that are set. */}}
 {{- define "eligibility.volumes" -}}
 - name: tmp
   emptyDir:
     sizeLimit: 256Mi
-{{- if .Values.kafka.tls.caSecret.name }}
-- name: kafka-ca
+{{- range $volume := list (list "kafka-ca" .Values.kafka.tls.caSecret) (list "postgres-ca" .Values.postgresql.caSecret) (list "redis-ca" .Values.redis.caSecret) }}
+{{- $secret := index $volume 1 }}
+{{- if $secret.name }}
+- name: {{ index $volume 0 }}
   secret:
-    secretName: {{ .Values.kafka.tls.caSecret.name | quote }}
+    secretName: {{ $secret.name | quote }}
     items:
-      - key: {{ .Values.kafka.tls.caSecret.key | quote }}
-        path: {{ .Values.kafka.tls.caSecret.key | quote }}
+      - key: {{ $secret.key | quote }}
+        path: {{ $secret.key | quote }}
+{{- end }}
 {{- end }}
 {{- end -}}
 
@@ -147,6 +167,16 @@ referenced (secretKeyRef), never rendered.
 {{- if .Values.kafka.tls.caSecret.name }}
 - name: kafka-ca
   mountPath: {{ include "eligibility.kafkaCaDir" . }}
+  readOnly: true
+{{- end }}
+{{- if .Values.postgresql.caSecret.name }}
+- name: postgres-ca
+  mountPath: {{ include "eligibility.postgresCaDir" . }}
+  readOnly: true
+{{- end }}
+{{- if .Values.redis.caSecret.name }}
+- name: redis-ca
+  mountPath: {{ include "eligibility.redisCaDir" . }}
   readOnly: true
 {{- end }}
 {{- end -}}
