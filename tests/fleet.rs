@@ -1364,3 +1364,37 @@ async fn a_worker_that_lost_its_partition_cannot_commit_after_the_new_owner_took
     let not_held = new.check(&tx, &[5]).await.unwrap_err().to_string();
     assert!(not_held.contains("5 (no lease)"), "{not_held}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn workers_starting_together_on_a_new_database_seed_the_corpus_once() {
+    use eligibility::evaluator::rules_store::seed;
+    let stack = Stack::get();
+    let catalogue = Catalogue::bundled();
+    let corpus = RuleSet::bundled(&catalogue).unwrap();
+    // Four evaluators of a new deployment seed the same corpus at the same moment; the race
+    // is a matter of timing, so it is run on several new databases.
+    for round in 0..5 {
+        let database_url = stack
+            .fresh_database(&format!("e2e_seed_race_{round}"))
+            .await;
+        let pool = fleet::postgres::pool(&database_url, 8).unwrap();
+        fleet::postgres::migrate(&pool).await.unwrap();
+        let (a, b, c, d) = tokio::join!(
+            seed(&pool, &corpus),
+            seed(&pool, &corpus),
+            seed(&pool, &corpus),
+            seed(&pool, &corpus)
+        );
+        let inserted: usize = [a, b, c, d]
+            .into_iter()
+            .map(|r| r.expect("every seed succeeds"))
+            .sum();
+        assert_eq!(
+            inserted,
+            corpus.rules.len(),
+            "every version inserted exactly once"
+        );
+        let stored = count(&pool, "SELECT count(*) FROM eligibility_rules").await;
+        assert_eq!(stored as usize, corpus.rules.len());
+    }
+}

@@ -49,6 +49,14 @@ enum Command {
 
 /// Parses the command line and runs the subcommand; the process's exit code.
 pub fn run() -> ExitCode {
+    // An empty `ELIGIBILITY_*` variable means "not set" (as a manifest often leaves one), where
+    // clap would take it as an empty value. SAFETY: nothing else runs yet, so no other thread
+    // reads the environment while it changes.
+    for (name, value) in std::env::vars_os() {
+        if value.is_empty() && name.to_string_lossy().starts_with("ELIGIBILITY_") {
+            unsafe { std::env::remove_var(&name) };
+        }
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Evaluate(args) => commands::evaluate::run(args),

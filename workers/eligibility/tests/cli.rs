@@ -660,3 +660,23 @@ fn the_configuration_page_lists_exactly_the_variables_the_help_shows() {
          argument: {stale:?}"
     );
 }
+
+/// An empty `ELIGIBILITY_*` variable is "not set", as before the variables became arguments:
+/// the worker reports the first variable it really lacks, not a bad empty value.
+#[test]
+fn an_empty_variable_counts_as_unset() {
+    let out = Command::new(env!("CARGO_BIN_EXE_eligibility"))
+        .arg("evaluator")
+        .env_clear()
+        .env("ELIGIBILITY_HTTP_ADDR", "")
+        .env("ELIGIBILITY_SCHEMA_AUTO_REGISTER", "")
+        .env("ELIGIBILITY_KAFKA_BROKERS", "127.0.0.1:1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("ELIGIBILITY_DATABASE_URL is required but not set"),
+        "{err}"
+    );
+}

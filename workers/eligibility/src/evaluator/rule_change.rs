@@ -127,6 +127,7 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
     fleet::kafka::send_all(&pipeline.producer, &outgoing).await?;
     let mut client = pipeline.pool.get().await?;
     let tx = client.transaction().await?;
+    rules_store::lock(&tx).await?;
     if rules_store::insert(
         &tx,
         &rule,

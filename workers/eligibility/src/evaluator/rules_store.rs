@@ -35,6 +35,7 @@ pub async fn state_of_scheme(pool: &Pool, scheme: &str) -> anyhow::Result<Option
 pub async fn seed(pool: &Pool, set: &RuleSet) -> anyhow::Result<usize> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
+    lock(&tx).await?;
     let mut inserted = 0;
     for rule in &set.rules {
         // JSON is YAML: the document as loaded is stored as the rule's text.
@@ -45,6 +46,17 @@ pub async fn seed(pool: &Pool, set: &RuleSet) -> anyhow::Result<usize> {
     }
     tx.commit().await?;
     Ok(inserted as usize)
+}
+
+/// Serialises writers of `eligibility_rules` until `tx` ends: workers starting together on a new
+/// database all seed the same corpus, and a second insert of a version must wait for the first
+/// to commit and then find it (`ON CONFLICT (rule_id)` alone does not cover the concurrent
+/// `(scheme_id, rule_version)` conflict).
+pub async fn lock(tx: &deadpool_postgres::Transaction<'_>) -> anyhow::Result<()> {
+    // Any constant works; the migrations use 1701603687.
+    tx.execute("SELECT pg_advisory_xact_lock(1701603688)", &[])
+        .await?;
+    Ok(())
 }
 
 /// Stores one rule version; returns 1 if it was new, 0 if the same rule id was there already.
