@@ -343,6 +343,11 @@ async fn malformed_events_go_to_the_dead_letter_topic_and_the_next_one_is_proces
             &profile_update(&user, &bad, AS_OF),
         )
         .await;
+    // Over the size limit: dead-lettered unread, not decoded into memory.
+    let oversized = vec![0u8; fleet::input::MAX_RECORD_BYTES + 1];
+    s.kafka
+        .send_raw(USER_METADATA_UPDATED, Some(8), &user, oversized.clone())
+        .await;
     let good = profile_json(&user, 70, true, "karnataka");
     s.kafka
         .send(
@@ -369,10 +374,10 @@ async fn malformed_events_go_to_the_dead_letter_topic_and_the_next_one_is_proces
             &s.marks,
             &dead_letter_topic(USER_METADATA_UPDATED),
             Duration::from_secs(60),
-            |items: &[DeadLetter]| items.len() >= 2,
+            |items: &[DeadLetter]| items.len() >= 3,
         )
         .await;
-    assert_eq!(dead.len(), 2, "{dead:?}");
+    assert_eq!(dead.len(), 3, "{:?}", &dead[..2]);
     assert_eq!(dead[0].reason_code, "decode_failed");
     assert_eq!(dead[0].original_value.as_deref(), Some(&garbage[..]));
     assert_eq!(dead[1].reason_code, "validation_failed");
@@ -382,6 +387,13 @@ async fn malformed_events_go_to_the_dead_letter_topic_and_the_next_one_is_proces
         dead[1].reason
     );
     assert_eq!(dead[1].source_partition, 8);
+    assert_eq!(dead[2].reason_code, "validation_failed");
+    assert!(
+        dead[2].reason.contains("bytes; at most 262144 are read"),
+        "{}",
+        dead[2].reason
+    );
+    assert_eq!(dead[2].original_value.as_deref(), Some(&oversized[..]));
 
     let rules_dead: Vec<DeadLetter> = s
         .kafka

@@ -25,6 +25,9 @@ pub const MAX_DEPTH: usize = 5;
 pub const MAX_STRING_CHARS: usize = 256;
 pub const MAX_ABS_NUMBER: f64 = 1e9;
 pub const MAX_LIST_ITEMS: usize = 100;
+/// The largest rule document read, in bytes (a real rule is a few kilobytes). YAML aliases that
+/// would expand a small document into a huge one are refused by the parser itself.
+pub const MAX_RULE_BYTES: usize = 64 * 1024;
 /// Scores are exact fractions; a tree whose common denominator passes this is refused.
 const MAX_DENOMINATOR: u64 = 1 << 50;
 
@@ -43,6 +46,17 @@ pub fn parse_rule_yaml(
     text: &str,
     source: &str,
 ) -> Result<Rule, Vec<Problem>> {
+    if text.len() > MAX_RULE_BYTES {
+        return Err(vec![Problem {
+            source: source.into(),
+            id: None,
+            path: String::new(),
+            reason: format!(
+                "the document is {} bytes; at most {MAX_RULE_BYTES}",
+                text.len()
+            ),
+        }]);
+    }
     let document: Json = serde_yaml_ng::from_str(text).map_err(|e| {
         vec![Problem {
             source: source.into(),

@@ -1563,3 +1563,41 @@ fn next_steps_follow_the_verdict() {
         )
     );
 }
+
+#[test]
+fn validation_an_oversized_or_exploding_document_is_refused_before_it_is_built() {
+    // Over the size limit: refused without parsing, naming the size.
+    let padding = format!("# {}\n", "x".repeat(engine::load::MAX_RULE_BYTES));
+    let big = doc(
+        "{operator: AND, conditions: [{field: identity.age, operator: gte, value: 60}]}",
+        &padding,
+    );
+    let problems = refused(&big);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].reason.contains("bytes; at most 65536"),
+        "{problems:?}"
+    );
+    // A small document whose aliases would expand a billion-fold ("billion laughs").
+    let mut bomb = String::from(
+        "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    let mut previous = 'a';
+    for name in 'b'..='i' {
+        bomb.push_str(&format!(
+            "{name}: &{name} [*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous}]\n"
+        ));
+        previous = name;
+    }
+    assert!(bomb.len() < 1024);
+    let started = std::time::Instant::now();
+    let problems = refused(&bomb);
+    assert!(
+        problems[0].reason.contains("not valid YAML"),
+        "{problems:?}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "refused quickly"
+    );
+}

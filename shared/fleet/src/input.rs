@@ -175,6 +175,10 @@ impl Rejected {
     }
 }
 
+/// The largest record value a worker reads, in bytes (docs/fleet.md, "Limits"): a profile
+/// update is a few kilobytes, a rule version a few more. A larger one is dead-lettered unread.
+pub const MAX_RECORD_BYTES: usize = 256 * 1024;
+
 /// Decodes a record's value; a registry outage is retried, anything else is the record's fault.
 pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Result<T, Rejected> {
     let Some(payload) = &record.payload else {
@@ -184,6 +188,15 @@ pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Resu
             "the record has no value",
         ));
     };
+    if payload.len() > MAX_RECORD_BYTES {
+        return Err(Rejected::validation(
+            record,
+            format!(
+                "the record is {} bytes; at most {MAX_RECORD_BYTES} are read",
+                payload.len()
+            ),
+        ));
+    }
     let outcome = with_retries("schema_registry", || async {
         match codec.decode::<T>(payload).await {
             Err(e) if e.dlq_reason().is_none() => Err(e),
