@@ -50,6 +50,24 @@ fn expected_evaluations(profile: &serde_json::Value, fields: Option<&[&str]>) ->
         .count()
 }
 
+/// The Karnataka old-age pension rule as bundled (version 1), and a version 2 that lowers the
+/// pension age from 60 to 55.
+fn oap_version_2() -> (String, String) {
+    let v1 =
+        std::fs::read_to_string(repo().join("schemes/karnataka/old_age_pension.yaml")).unwrap();
+    let v2 = v1
+        .replace(
+            "rule_id: \"rule_ka_oap_001\"",
+            "rule_id: \"rule_ka_oap_002\"",
+        )
+        .replace("version: 1", "version: 2")
+        .replace(
+            "operator: \"gte\", value: 60",
+            "operator: \"gte\", value: 55",
+        );
+    (v1, v2)
+}
+
 async fn audit_rows(pool: &deadpool_postgres::Pool, user: &str) -> i64 {
     let client = pool.get().await.unwrap();
     client
@@ -453,18 +471,7 @@ async fn a_rule_update_re_evaluates_the_users_it_covers() {
     }
 
     // Version 2 lowers the pension age to 55.
-    let v1 =
-        std::fs::read_to_string(repo().join("schemes/karnataka/old_age_pension.yaml")).unwrap();
-    let v2 = v1
-        .replace(
-            "rule_id: \"rule_ka_oap_001\"",
-            "rule_id: \"rule_ka_oap_002\"",
-        )
-        .replace("version: 1", "version: 2")
-        .replace(
-            "operator: \"gte\", value: 60",
-            "operator: \"gte\", value: 55",
-        );
+    let (v1, v2) = oap_version_2();
     assert_ne!(v1, v2);
     let update = RulesUpdate {
         event_id: unique("rule"),
@@ -1237,18 +1244,7 @@ async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_pr
         })
     };
 
-    let v1 =
-        std::fs::read_to_string(repo().join("schemes/karnataka/old_age_pension.yaml")).unwrap();
-    let v2 = v1
-        .replace(
-            "rule_id: \"rule_ka_oap_001\"",
-            "rule_id: \"rule_ka_oap_002\"",
-        )
-        .replace("version: 1", "version: 2")
-        .replace(
-            "operator: \"gte\", value: 60",
-            "operator: \"gte\", value: 55",
-        );
+    let (_, v2) = oap_version_2();
     let update = RulesUpdate {
         event_id: unique("rule"),
         rule_yaml: v2,

@@ -179,6 +179,22 @@ impl Rejected {
 /// update is a few kilobytes, a rule version a few more. A larger one is dead-lettered unread.
 pub const MAX_RECORD_BYTES: usize = 256 * 1024;
 
+/// Counts a committed micro-batch (docs/metrics.md): its records consumed, its dead letters
+/// (each logged with its reason), its size, and the time of progress.
+pub fn count_batch(records: &[Record], rejected: &[Rejected]) {
+    use crate::metrics as m;
+    for record in records {
+        metrics::counter!(m::EVENTS_CONSUMED, "topic" => record.topic.clone()).increment(1);
+    }
+    for r in rejected {
+        metrics::counter!(m::DLQ_MESSAGES, "topic" => r.record.topic.clone(), "reason" => r.code)
+            .increment(1);
+        tracing::warn!(source = %r.record.source(), code = r.code, reason = %r.reason, "dead-lettered");
+    }
+    metrics::histogram!(m::MICRO_BATCH_SIZE).record(records.len() as f64);
+    metrics::gauge!(m::LAST_PROGRESS).set(m::unix_now());
+}
+
 /// Decodes a record's value; a registry outage is retried, anything else is the record's fault.
 pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Result<T, Rejected> {
     let Some(payload) = &record.payload else {

@@ -30,3 +30,16 @@ where
         })
         .await
 }
+
+/// One micro-batch's attempt (publish and commit), retried under the policy; the failure that
+/// outlives it is counted under its own kind and names the batch, and stops the worker.
+pub async fn batch_with_retries<T, F, Fut>(records: usize, op: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, crate::error::IoError>>,
+{
+    with_retries("internal", op).await.map_err(|e| {
+        crate::metrics::error(e.kind());
+        anyhow::anyhow!("micro-batch of {records} records failed after retries: {e}")
+    })
+}

@@ -10,7 +10,7 @@ use fleet::input::{Record, Rejected, decode};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
 use fleet::offsets::Offsets;
-use fleet::retry::with_retries;
+use fleet::retry::batch_with_retries;
 use fleet::topics::*;
 use serde_json::Value as Json;
 
@@ -113,17 +113,10 @@ async fn process_profiles(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::
             Err(r) => rejected.push(r),
         }
     }
-    let (users, audit, events) = with_retries("internal", || {
+    let (users, audit, events) = batch_with_retries(records.len(), || {
         attempt(pipeline, &work, &forwards, &rejected, &next)
     })
-    .await
-    .map_err(|e: IoError| {
-        m::error(e.kind());
-        anyhow::anyhow!(
-            "micro-batch of {} records failed after retries: {e}",
-            records.len()
-        )
-    })?;
+    .await?;
     sink::after_commit(pipeline, &users, &records, &rejected, &audit, &events).await;
     if !forwards.is_empty() {
         metrics::counter!(m::RECORDS_ROUTED, "kind" => "forwarded")

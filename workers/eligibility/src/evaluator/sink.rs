@@ -142,14 +142,7 @@ fn record_metrics(
     audit: &[PassAudit],
     events: &[OutEvent],
 ) {
-    for record in records {
-        metrics::counter!(m::EVENTS_CONSUMED, "topic" => record.topic.clone()).increment(1);
-    }
-    for r in rejected {
-        metrics::counter!(m::DLQ_MESSAGES, "topic" => r.record.topic.clone(), "reason" => r.code)
-            .increment(1);
-        tracing::warn!(source = %r.record.source(), code = r.code, reason = %r.reason, "dead-lettered");
-    }
+    fleet::input::count_batch(records, rejected);
     for (_, outcome) in audit.iter().flat_map(PassAudit::evaluations) {
         let label = match outcome.verdict {
             Verdict::Eligible => "eligible",
@@ -174,6 +167,4 @@ fn record_metrics(
         Relaxed,
     );
     stats.events.fetch_add(events.len() as u64, Relaxed);
-    metrics::histogram!(m::MICRO_BATCH_SIZE).record(records.len() as f64);
-    metrics::gauge!(m::LAST_PROGRESS).set(m::unix_now());
 }

@@ -15,7 +15,7 @@ use fleet::input::{Record, Rejected};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
 use fleet::offsets::Offsets;
-use fleet::retry::with_retries;
+use fleet::retry::{batch_with_retries, with_retries};
 use fleet::topics::ELIGIBILITY_EXPLAINED;
 use tokio::task::JoinSet;
 
@@ -71,19 +71,12 @@ pub async fn process(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::Resul
         }
     }
     let explained = explain_all(pipeline, prepared).await?;
-    with_retries("internal", || {
+    batch_with_retries(fresh.len(), || {
         attempt(pipeline, &explained, &rejected, &next)
     })
-    .await
-    .map_err(|e: IoError| {
-        m::error(e.kind());
-        anyhow::anyhow!(
-            "micro-batch of {} records failed after retries: {e}",
-            fresh.len()
-        )
-    })?;
+    .await?;
     store::cache(&pipeline.cache, &explained).await;
-    record_metrics(&fresh, &rejected);
+    fleet::input::count_batch(&fresh, &rejected);
     pipeline
         .offsets
         .lock()
@@ -276,17 +269,4 @@ async fn attempt(
     }
     fleet::kafka::send_all(&pipeline.producer, &outgoing).await?;
     store::commit(&pipeline.pool, &pipeline.group, explained, next).await
-}
-
-fn record_metrics(records: &[Record], rejected: &[Rejected]) {
-    for record in records {
-        metrics::counter!(m::EVENTS_CONSUMED, "topic" => record.topic.clone()).increment(1);
-    }
-    for r in rejected {
-        metrics::counter!(m::DLQ_MESSAGES, "topic" => r.record.topic.clone(), "reason" => r.code)
-            .increment(1);
-        tracing::warn!(source = %r.record.source(), code = r.code, reason = %r.reason, "dead-lettered");
-    }
-    metrics::histogram!(m::MICRO_BATCH_SIZE).record(records.len() as f64);
-    metrics::gauge!(m::LAST_PROGRESS).set(m::unix_now());
 }
