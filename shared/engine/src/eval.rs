@@ -11,15 +11,16 @@ use sha2::{Digest, Sha256};
 use smallvec::SmallVec;
 use std::cmp::Ordering;
 
+use crate::benefit::BenefitEstimate;
 use crate::catalogue::Catalogue;
 use crate::date::Date;
 use crate::gaps::{Gap, collect_gaps};
 use crate::next_steps::{NextStep, next_steps};
 use crate::outcome::{Exclusions, Outcome, Truth, Verdict, match_score, verdict};
 use crate::profile::Profile;
-use crate::rule::{Benefit, Frequency, GroupOp, Leaf, Node, Op, Operand, Rule};
+use crate::rule::{GroupOp, Leaf, Node, Op, Operand, Rule};
 use crate::temporal::{Applicability, applicability};
-use crate::value::{FieldValue, Number, Scalar, number_json};
+use crate::value::{FieldValue, Number, Scalar};
 
 /// A leaf's truth for a field value; an absent value is `Unknown`.
 pub fn leaf_truth(leaf: &Leaf, value: Option<&FieldValue>) -> Truth {
@@ -60,7 +61,7 @@ pub fn test(op: Op, operand: &Operand, value: Option<&FieldValue>) -> Truth {
 }
 
 /// The same, with leaf truths supplied by `truth` (so hypothetical answers can be tried).
-fn tree_outcome(node: &Node, truth: &mut impl FnMut(&Leaf) -> Truth) -> (Truth, u64) {
+pub(crate) fn tree_outcome(node: &Node, truth: &mut impl FnMut(&Leaf) -> Truth) -> (Truth, u64) {
     match node {
         Node::Leaf(leaf) => {
             let t = truth(leaf);
@@ -219,7 +220,7 @@ fn decide(rule: &Rule, truth: &mut impl FnMut(&Leaf) -> Truth) -> Outcome {
 }
 
 /// Leaf truths from the profile's values.
-fn from_profile(profile: &Profile) -> impl Fn(&Leaf) -> Truth + '_ {
+pub(crate) fn from_profile(profile: &Profile) -> impl Fn(&Leaf) -> Truth + '_ {
     |leaf: &Leaf| leaf_truth(leaf, profile.get(leaf.field))
 }
 
@@ -355,45 +356,6 @@ pub struct ExclusionRef<'a> {
     pub field: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<&'a str>,
-}
-
-/// The benefit as the output shows it (monthly, annual or one-time amounts), worked out once
-/// when the rule is loaded ([`Rule::benefit_estimate`]).
-#[derive(Debug, Clone, Serialize)]
-pub struct BenefitEstimate {
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub monthly_inr: Option<Json>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub annual_inr: Option<Json>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub one_time_inr: Option<Json>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub disbursement: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
-
-impl BenefitEstimate {
-    pub(crate) fn of(benefit: &Benefit) -> BenefitEstimate {
-        let per = |times: f64| benefit.amount_inr.map(|a| number_json(a * times));
-        let (monthly, annual, one_time) = match benefit.frequency {
-            Some(Frequency::Monthly) => (per(1.0), per(12.0), None),
-            Some(Frequency::Quarterly) => (None, per(4.0), None),
-            Some(Frequency::Yearly) => (None, per(1.0), None),
-            Some(Frequency::OneTime) => (None, None, per(1.0)),
-            Some(Frequency::InKind) | None => (None, None, None),
-        };
-        BenefitEstimate {
-            kind: benefit.kind.clone(),
-            monthly_inr: monthly,
-            annual_inr: annual,
-            one_time_inr: one_time,
-            disbursement: benefit.disbursement.clone(),
-            description: benefit.description.clone(),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -532,7 +494,7 @@ pub fn evaluate<'a>(
         excluded_by,
         gaps,
         needed_fields,
-        benefit_estimate: rule.benefit_estimate.as_ref(),
+        benefit_estimate: rule.benefit_for(profile),
         next_steps,
         audit: Audit {
             input_snapshot_hash: &profile.input_snapshot_hash,

@@ -8,6 +8,8 @@
 //! - [`temporal`]: effective dates, deadlines and application windows.
 //! - [`eval`], [`gaps`], [`next_steps`], [`outcome`]: the scalar evaluator with traces, gaps,
 //!   next steps and verdicts (docs/semantics.md, "Evaluation").
+//! - [`benefit`]: what a scheme pays a profile, with amounts by tier.
+//! - [`cases`]: hand-written test citizens for the corpus, with the verdicts the official rules give.
 //! - [`program`], [`columns`], [`batch`]: the compiled rule program and the CPU batch evaluator
 //!   over profiles in columns (docs/semantics.md, "Batch and incremental evaluation").
 //! - [`deps`]: the field → rules dependency index behind incremental re-evaluation.
@@ -16,6 +18,8 @@
 //! - [`transitions`]: what changed for a (user, scheme): `new_match`, `lost`, `partial_match`.
 
 pub mod batch;
+pub mod benefit;
+pub mod cases;
 pub mod catalogue;
 pub mod columns;
 pub mod conflicts;

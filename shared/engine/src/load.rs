@@ -6,10 +6,11 @@
 use serde_json::Value as Json;
 use std::sync::OnceLock;
 
+use crate::benefit::BenefitEstimates;
 use crate::catalogue::{Catalogue, FieldType};
 use crate::date::{Date, MonthDay};
 use crate::error::Problem;
-use crate::eval::{BenefitEstimate, evaluation_id_seed};
+use crate::eval::evaluation_id_seed;
 use crate::gaps::Requirement;
 use crate::hash::jcs_sha256;
 use crate::profile::json_kind;
@@ -251,7 +252,7 @@ impl Builder<'_> {
                 })
                 .unwrap_or_default()
         };
-        let terms = doc.get("benefit").map(benefit);
+        let terms = doc.get("benefit").map(|b| self.benefit(b));
         let rule_hash = jcs_sha256(doc);
         let evaluation_id_seed = evaluation_id_seed(&rule_hash);
         Some(Rule {
@@ -265,7 +266,7 @@ impl Builder<'_> {
             effective_until,
             eligibility,
             exclusions,
-            benefit_estimate: terms.as_ref().map(BenefitEstimate::of),
+            benefit_estimate: terms.as_ref().map(BenefitEstimates::of),
             benefit: terms,
             documents_required: strings("documents_required", ""),
             application,
@@ -284,6 +285,47 @@ impl Builder<'_> {
             document: doc.clone(),
             source: self.source.to_string(),
         })
+    }
+
+    fn benefit(&mut self, doc: &Json) -> Benefit {
+        let text = |key: &str| doc.get(key).and_then(Json::as_str).map(str::to_string);
+        let tiers = doc
+            .get("tiers")
+            .and_then(Json::as_array)
+            .map(|tiers| {
+                tiers
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, tier)| {
+                        let path = format!("/benefit/tiers/{i}/when");
+                        let when = tier.get("when")?;
+                        let leaves = count_leaves(when);
+                        if leaves > MAX_LEAVES {
+                            self.problem(
+                                path.clone(),
+                                format!("{leaves} leaf conditions; at most {MAX_LEAVES}"),
+                            );
+                        }
+                        Some(BenefitTier {
+                            when: self.node(when, &path, 1)?,
+                            amount_inr: tier.get("amount_inr").and_then(Json::as_f64),
+                            label: tier.get("label").and_then(Json::as_str).map(str::to_string),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Benefit {
+            kind: text("type"),
+            amount_inr: doc.get("amount_inr").and_then(Json::as_f64),
+            frequency: doc
+                .get("frequency")
+                .and_then(Json::as_str)
+                .and_then(Frequency::parse),
+            disbursement: text("disbursement"),
+            description: text("description"),
+            tiers,
+        }
     }
 
     fn application(&mut self, doc: &Json) -> Application {
@@ -505,20 +547,6 @@ fn count_leaves(node: &Json) -> usize {
     match node.get("conditions").and_then(Json::as_array) {
         Some(children) => children.iter().map(count_leaves).sum(),
         None => 1,
-    }
-}
-
-fn benefit(doc: &Json) -> Benefit {
-    let text = |key: &str| doc.get(key).and_then(Json::as_str).map(str::to_string);
-    Benefit {
-        kind: text("type"),
-        amount_inr: doc.get("amount_inr").and_then(Json::as_f64),
-        frequency: doc
-            .get("frequency")
-            .and_then(Json::as_str)
-            .and_then(Frequency::parse),
-        disbursement: text("disbursement"),
-        description: text("description"),
     }
 }
 

@@ -168,6 +168,17 @@ pub struct Benefit {
     pub frequency: Option<Frequency>,
     pub disbursement: Option<String>,
     pub description: Option<String>,
+    /// Amounts that depend on the profile (docs/semantics.md, "Benefit tiers").
+    pub tiers: Vec<BenefitTier>,
+}
+
+/// One tier of a benefit: where `when` holds (and no earlier tier did), `amount_inr` is paid
+/// instead of the base amount.
+#[derive(Debug, Clone)]
+pub struct BenefitTier {
+    pub when: Node,
+    pub amount_inr: Option<f64>,
+    pub label: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -206,8 +217,8 @@ pub struct Rule {
     pub eligibility: Node,
     pub exclusions: Vec<Leaf>,
     pub benefit: Option<Benefit>,
-    /// `benefit` as evaluations show it.
-    pub benefit_estimate: Option<crate::eval::BenefitEstimate>,
+    /// `benefit` as evaluations show it, for the base amount and for each tier.
+    pub benefit_estimate: Option<crate::benefit::BenefitEstimates>,
     pub documents_required: Vec<String>,
     pub application: Application,
     pub window: Option<ApplicationWindow>,
@@ -228,7 +239,8 @@ impl Rule {
         self.state == "central"
     }
 
-    /// Every field the rule reads (eligibility and exclusions), sorted, without repeats.
+    /// Every field the verdict reads (eligibility and exclusions; not benefit tiers, which set
+    /// only the amount), sorted, without repeats.
     pub fn fields_read(&self) -> Vec<FieldId> {
         let mut fields = Vec::new();
         self.eligibility

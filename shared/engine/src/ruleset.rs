@@ -140,7 +140,8 @@ fn cross_rule_problems(rules: &[Rule]) -> Vec<Problem> {
     problems
 }
 
-fn collect_yaml(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), EngineError> {
+/// Every `*.yaml`/`*.yml` file at or below `path`, sorted by path.
+pub(crate) fn collect_yaml(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), EngineError> {
     let io = |e: std::io::Error| EngineError::Io {
         path: path.display().to_string(),
         reason: e.to_string(),

@@ -1601,3 +1601,80 @@ fn validation_an_oversized_or_exploding_document_is_refused_before_it_is_built()
         "refused quickly"
     );
 }
+
+/// docs/semantics.md, "Benefit tiers": IGNOAPS pays ₹200 a month at 60–79 and ₹500 at 80+. The
+/// first tier whose condition holds sets the amount; an unknown tier condition before any that
+/// holds leaves the amount open and names its fields; none holding, the base amount.
+const TIERED: &str = "benefit:
+  type: monthly_pension
+  amount_inr: 200
+  frequency: monthly
+  tiers:
+    - when: {field: identity.age, operator: gte, value: 80}
+      amount_inr: 500
+      label: \"80 or older\"
+    - when: {operator: AND, conditions: [{field: identity.social_category, operator: in, value: [sc, st]}, {field: identity.age, operator: gte, value: 70}]}
+      amount_inr: 300
+";
+
+fn tiered_benefit(profile_json: Value) -> Value {
+    let rule = rule_x(
+        "{operator: AND, conditions: [{field: identity.age, operator: gte, value: 60}]}",
+        TIERED,
+    );
+    let catalogue = Catalogue::bundled();
+    let p = profile(profile_json);
+    let e = evaluate(&catalogue, &rule, &p, date(AS_OF)).unwrap();
+    serde_json::to_value(&e).unwrap()["benefit_estimate"].clone()
+}
+
+#[test]
+fn the_first_tier_that_holds_sets_the_amount() {
+    let at_85 = tiered_benefit(json!({"identity": {"age": 85, "social_category": "sc"}}));
+    assert_eq!(at_85["monthly_inr"], 500);
+    assert_eq!(at_85["annual_inr"], 6000);
+    assert_eq!(at_85["tier"], "80 or older");
+    let at_72_sc = tiered_benefit(json!({"identity": {"age": 72, "social_category": "sc"}}));
+    assert_eq!(at_72_sc["monthly_inr"], 300);
+    assert!(
+        at_72_sc.get("tier").is_none(),
+        "an unlabelled tier shows no label"
+    );
+}
+
+#[test]
+fn no_tier_holding_pays_the_base_amount_as_a_rule_without_tiers_shows_it() {
+    let at_65 = tiered_benefit(json!({"identity": {"age": 65, "social_category": "general"}}));
+    assert_eq!(at_65["monthly_inr"], 200);
+    assert_eq!(at_65["annual_inr"], 2400);
+    assert!(at_65.get("tier").is_none() && at_65.get("amount_depends_on").is_none());
+}
+
+#[test]
+fn an_unknown_tier_condition_leaves_the_amount_open_and_names_its_fields() {
+    // Age 72 fails the first tier; the category is unknown, so the second tier is unknown.
+    let open = tiered_benefit(json!({"identity": {"age": 72}}));
+    assert!(open.get("monthly_inr").is_none(), "{open}");
+    assert_eq!(
+        open["amount_depends_on"],
+        json!(["identity.age", "identity.social_category"])
+    );
+    // Once a tier holds, the unknown ones after it do not matter.
+    let decided = tiered_benefit(json!({"identity": {"age": 81}}));
+    assert_eq!(decided["monthly_inr"], 500);
+}
+
+#[test]
+fn a_tier_condition_is_validated_like_eligibility_with_its_path() {
+    let text = doc(
+        "{operator: AND, conditions: [{field: identity.age, operator: gte, value: 60}]}",
+        "benefit:\n  amount_inr: 200\n  frequency: monthly\n  tiers:\n    - when: {field: identity.agee, operator: gte, value: 80}\n      amount_inr: 500\n",
+    );
+    let problems = refused(&text);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.path == "/benefit/tiers/0/when/field" && p.reason.contains("identity.agee")),
+        "{problems:#?}"
+    );
+}

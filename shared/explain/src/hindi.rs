@@ -39,7 +39,7 @@ enum Agreement {
 use Agreement::{Feminine, FemininePlural, Masculine, MasculinePlural};
 
 /// Hindi labels of the catalogue fields (`schemas/field_catalogue.json`).
-const FIELDS: [(&str, &str, Agreement); 32] = [
+const FIELDS: [(&str, &str, Agreement); 61] = [
     ("identity.age", "आयु", Feminine),
     ("identity.date_of_birth", "जन्म तिथि", Feminine),
     ("identity.gender", "लिंग", Masculine),
@@ -124,6 +124,127 @@ const FIELDS: [(&str, &str, Agreement); 32] = [
         "पहले से मिल रही योजनाएँ",
         FemininePlural,
     ),
+    ("economic.monthly_income", "स्वयं की मासिक आय", Feminine),
+    (
+        "economic.pays_income_tax",
+        "पिछले वर्ष आयकर भुगतान की स्थिति",
+        Feminine,
+    ),
+    (
+        "economic.has_ever_paid_income_tax",
+        "कभी आयकर भुगतान करने की स्थिति",
+        Feminine,
+    ),
+    (
+        "economic.files_gst",
+        "GST रिटर्न दाखिल करने की स्थिति",
+        Feminine,
+    ),
+    (
+        "economic.in_government_service",
+        "सरकारी नौकरी की स्थिति",
+        Feminine,
+    ),
+    (
+        "economic.receives_government_pension",
+        "सरकारी सेवा पेंशन",
+        Feminine,
+    ),
+    ("economic.irrigated_land_acres", "सिंचित भूमि", Feminine),
+    ("economic.unirrigated_land_acres", "असिंचित भूमि", Feminine),
+    (
+        "spouse.pays_income_tax",
+        "पति या पत्नी के आयकर भुगतान की स्थिति",
+        Feminine,
+    ),
+    (
+        "spouse.files_gst",
+        "पति या पत्नी के GST रिटर्न दाखिल करने की स्थिति",
+        Feminine,
+    ),
+    (
+        "spouse.in_government_service",
+        "पति या पत्नी की सरकारी नौकरी की स्थिति",
+        Feminine,
+    ),
+    (
+        "spouse.receives_government_pension",
+        "पति या पत्नी की सरकारी सेवा पेंशन",
+        Feminine,
+    ),
+    (
+        "household.highest_member_monthly_income",
+        "परिवार के किसी भी सदस्य की सबसे अधिक मासिक आय",
+        Feminine,
+    ),
+    (
+        "household.owns_two_wheeler",
+        "परिवार के पास दोपहिया वाहन",
+        Masculine,
+    ),
+    (
+        "household.owns_three_or_four_wheeler",
+        "परिवार के पास तिपहिया या चारपहिया वाहन",
+        Masculine,
+    ),
+    (
+        "household.owns_motorised_fishing_boat",
+        "परिवार के पास मोटर वाली मछली पकड़ने की नाव",
+        Feminine,
+    ),
+    (
+        "household.owns_mechanised_farm_equipment",
+        "परिवार के पास ट्रैक्टर या अन्य कृषि मशीन",
+        Feminine,
+    ),
+    (
+        "household.owns_irrigation_equipment",
+        "परिवार के पास सिंचाई उपकरण",
+        Masculine,
+    ),
+    (
+        "household.kisan_credit_card_limit",
+        "किसान क्रेडिट कार्ड की सीमा",
+        Feminine,
+    ),
+    (
+        "household.runs_registered_enterprise",
+        "परिवार का पंजीकृत उद्यम",
+        Masculine,
+    ),
+    (
+        "household.pays_professional_tax",
+        "परिवार में व्यवसाय कर भुगतान की स्थिति",
+        Feminine,
+    ),
+    (
+        "household.owns_refrigerator",
+        "परिवार के पास फ्रिज",
+        Masculine,
+    ),
+    (
+        "household.annual_electricity_units",
+        "परिवार की वार्षिक बिजली खपत",
+        Feminine,
+    ),
+    ("household.is_migrant", "प्रवासी परिवार की स्थिति", Feminine),
+    (
+        "household.in_awaas_plus_list",
+        "PMAY-G प्रतीक्षा सूची में परिवार की स्थिति",
+        Feminine,
+    ),
+    (
+        "household.secc_deprivations",
+        "SECC 2011 में दर्ज अभाव",
+        MasculinePlural,
+    ),
+    (
+        "household.secc_automatic_inclusion",
+        "SECC 2011 में स्वतः शामिल होने की स्थिति",
+        Feminine,
+    ),
+    ("maternity.child_birth_order", "बच्चे का जन्म क्रम", Masculine),
+    ("maternity.child_gender", "शिशु का लिंग", Masculine),
 ];
 
 /// Benefit types and disbursement modes of the bundled schemes.

@@ -27,6 +27,9 @@ pub enum RulesCommand {
     },
     /// Print a rule's hash (SHA-256 of the RFC 8785 canonical JSON of the document).
     Hash { file: PathBuf },
+    /// Run the hand-written test citizens in CASES (a case file or a directory of them) against
+    /// the rules in RULES; every failing case is listed, and the exit status is 1 if any fails.
+    Cases { rules: PathBuf, cases: PathBuf },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -82,6 +85,29 @@ pub fn run(command: RulesCommand) -> Result<ExitCode> {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
+            })
+        }
+        RulesCommand::Cases { rules, cases } => {
+            let rules = load(&catalogue, Some(&rules))?;
+            let files = engine::cases::load_dir(&cases)?;
+            let (mut total, mut failed) = (0, 0);
+            for (name, file) in &files {
+                for result in file.run(&catalogue, &rules) {
+                    total += 1;
+                    if let Some(failure) = result.failure {
+                        failed += 1;
+                        println!("{name}: {:?}: {failure}", result.name);
+                    }
+                }
+            }
+            println!(
+                "{total} case(s) in {} file(s): {failed} failed",
+                files.len()
+            );
+            Ok(if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
             })
         }
         RulesCommand::Hash { file } => {

@@ -477,8 +477,7 @@ impl Pass<'_> {
         let evaluation_id = engine::eval::evaluation_id(rule, input_hash, as_of);
         let key = idempotency_key(user_id, &rule.scheme_id, rule.version, input_hash);
         let benefit = rule
-            .benefit_estimate
-            .as_ref()
+            .benefit_for(self.profile)
             .map(|b| serde_json::to_string(b).expect("serialisable"));
         if change.changed {
             out.events.push(OutEvent::Computed(EligibilityComputed {

@@ -1,0 +1,114 @@
+//! What a scheme pays, as evaluations show it: the base amount, or the amount of the first
+//! benefit tier whose condition holds for the profile (docs/semantics.md, "Benefit tiers").
+//!
+//! Every estimate a rule can show is worked out once when the rule is loaded; choosing one for a
+//! profile walks the tiers' conditions and allocates nothing.
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::eval::{from_profile, tree_outcome};
+use crate::outcome::Truth;
+use crate::profile::Profile;
+use crate::rule::{Benefit, Frequency, Rule};
+use crate::value::number_json;
+
+/// The benefit as the output shows it (monthly, annual or one-time amounts).
+#[derive(Debug, Clone, Serialize)]
+pub struct BenefitEstimate {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monthly_inr: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annual_inr: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_time_inr: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disbursement: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The label of the tier that set the amount; absent for the base amount.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    /// When a tier's condition is unknown for the profile, the amount is not shown: these are
+    /// the fields that would settle it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub amount_depends_on: Vec<String>,
+    /// The amount per `frequency`, as authored (not shown: the amounts above are).
+    #[serde(skip)]
+    pub amount_inr: Option<f64>,
+}
+
+/// Every estimate of one rule's benefit.
+#[derive(Debug, Clone)]
+pub struct BenefitEstimates {
+    pub base: BenefitEstimate,
+    /// Per tier, in order: the estimate where its condition holds, and the one where it is
+    /// unknown (no amount, the fields it reads).
+    pub tiers: Vec<(BenefitEstimate, BenefitEstimate)>,
+}
+
+impl BenefitEstimates {
+    pub(crate) fn of(benefit: &Benefit) -> BenefitEstimates {
+        let base = estimate(benefit, benefit.amount_inr, None);
+        let tiers = benefit
+            .tiers
+            .iter()
+            .map(|tier| {
+                let applied = estimate(benefit, tier.amount_inr, tier.label.clone());
+                let mut fields = Vec::new();
+                tier.when
+                    .for_each_leaf(&mut |leaf| fields.push(leaf.field_name.clone()));
+                fields.sort();
+                fields.dedup();
+                let undetermined = BenefitEstimate {
+                    amount_depends_on: fields,
+                    ..estimate(benefit, None, None)
+                };
+                (applied, undetermined)
+            })
+            .collect();
+        BenefitEstimates { base, tiers }
+    }
+}
+
+fn estimate(benefit: &Benefit, amount: Option<f64>, tier: Option<String>) -> BenefitEstimate {
+    let per = |times: f64| amount.map(|a| number_json(a * times));
+    let (monthly, annual, one_time) = match benefit.frequency {
+        Some(Frequency::Monthly) => (per(1.0), per(12.0), None),
+        Some(Frequency::Quarterly) => (None, per(4.0), None),
+        Some(Frequency::Yearly) => (None, per(1.0), None),
+        Some(Frequency::OneTime) => (None, None, per(1.0)),
+        Some(Frequency::InKind) | None => (None, None, None),
+    };
+    BenefitEstimate {
+        kind: benefit.kind.clone(),
+        monthly_inr: monthly,
+        annual_inr: annual,
+        one_time_inr: one_time,
+        disbursement: benefit.disbursement.clone(),
+        description: benefit.description.clone(),
+        tier,
+        amount_depends_on: Vec::new(),
+        amount_inr: amount,
+    }
+}
+
+impl Rule {
+    /// The benefit estimate for `profile`: the first tier whose condition holds sets the
+    /// amount; a tier whose condition is unknown before any holds leaves the amount open (the
+    /// estimate names the fields that would settle it); with no tier holding, the base amount.
+    pub fn benefit_for(&self, profile: &Profile) -> Option<&BenefitEstimate> {
+        let (benefit, estimates) = (self.benefit.as_ref()?, self.benefit_estimate.as_ref()?);
+        let truth = from_profile(profile);
+        for (tier, (applied, undetermined)) in benefit.tiers.iter().zip(&estimates.tiers) {
+            match tree_outcome(&tier.when, &mut |leaf| truth(leaf)).0 {
+                Truth::True => return Some(applied),
+                Truth::Unknown => return Some(undetermined),
+                Truth::False => {}
+            }
+        }
+        Some(&estimates.base)
+    }
+}
