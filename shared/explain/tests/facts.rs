@@ -152,17 +152,17 @@ fn a_missing_value_is_said_to_be_not_provided() {
 
 #[test]
 fn income_amounts_are_in_indian_rupee_format() {
-    let rule = rule("rule_dl_oap_001");
+    let rule = rule("rule_dl_oap_002");
     let profile = profile(json!({
         "demographics": {"state": "delhi"},
         "identity": {"age": 70, "verified_documents": ["aadhaar"]},
-        "economic": {"annual_income": 350000, "has_bank_account": true, "is_government_employee": false},
+        "economic": {"annual_income": 350000, "has_bank_account": true, "receives_government_pension": false},
         "eligibility": {"active_schemes": []}
     }));
     let evaluation = evaluation(rule, &profile, AS_OF);
     let en = facts(&evaluation, catalogue(), Language::En);
     assert!(en.texts().contains(
-        &"Annual family income from all sources below ₹1 lakh: your annual household income is ₹3,50,000; required: less than ₹1,00,000; this condition is not met".to_string()
+        &"Family income not above ₹1 lakh a year: your annual household income is ₹3,50,000; required: at most ₹1,00,000; this condition is not met".to_string()
     ), "{:#?}", en.texts());
     assert!(
         en.texts().contains(
@@ -175,7 +175,7 @@ fn income_amounts_are_in_indian_rupee_format() {
     let hi = facts(&evaluation, catalogue(), Language::Hi);
     assert!(
         hi.texts().contains(
-            &"कमी: आपकी वार्षिक पारिवारिक आय ₹3,50,000 है; आवश्यक: ₹1,00,000 से कम; अंतर: ₹2,50,000"
+            &"कमी: आपकी वार्षिक पारिवारिक आय ₹3,50,000 है; आवश्यक: अधिकतम ₹1,00,000; अंतर: ₹2,50,000"
                 .to_string()
         ),
         "{:#?}",
