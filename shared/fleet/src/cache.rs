@@ -1,5 +1,6 @@
 //! The Redis cache: `eligibility:{user_id}:{scheme_id}` (the current verdict, 24 h) and
-//! `eligibility_summary:{user_id}` (the user's totals). PostgreSQL stays the source of truth:
+//! `eligibility_summary:{user_id}` (the user's totals), and `eligibility_results:{user_id}` (the
+//! API's read-through copy of the user's result list). PostgreSQL stays the source of truth:
 //! a lost cache entry costs a read, never a verdict.
 
 use std::path::Path;
@@ -13,6 +14,12 @@ pub const TTL_SECONDS: u64 = 24 * 3600;
 
 pub fn verdict_key(user_id: &str, scheme_id: &str) -> String {
     format!("eligibility:{user_id}:{scheme_id}")
+}
+
+/// The API's copy of a user's whole result list (docs/api.md, "Cache"); the evaluator drops it
+/// whenever it writes one of the user's verdicts.
+pub fn results_key(user_id: &str) -> String {
+    format!("eligibility_results:{user_id}")
 }
 
 pub fn summary_key(user_id: &str) -> String {
@@ -71,6 +78,13 @@ impl Cache {
         }
         let mut connection = self.connection.clone();
         pipe.query_async(&mut connection).await
+    }
+
+    /// Sets one entry that lives `seconds` (a read-through copy that must not outlive the
+    /// window in which a racing writer could have invalidated it first).
+    pub async fn put_for(&self, key: &str, value: &str, seconds: u64) -> redis::RedisResult<()> {
+        let mut connection = self.connection.clone();
+        connection.set_ex(key, value, seconds).await
     }
 
     /// Drops entries (a rule change before its users are re-evaluated, a user who moved state).

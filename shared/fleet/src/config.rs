@@ -382,10 +382,15 @@ pub fn known_variables() -> Vec<String> {
         .collect()
 }
 
-/// The `ELIGIBILITY_*` names of `environment` that no argument reads (the local stack's
-/// `ELIGIBILITY_STACK_*` and the Kafka pass-through excepted): a typo, reported at start.
-pub fn unknown_variables(environment: impl IntoIterator<Item = (String, String)>) -> Vec<String> {
-    let known = known_variables();
+/// The `ELIGIBILITY_*` names of `environment` that neither a worker argument nor one of
+/// `also_known` (a subcommand's own) reads (the local stack's `ELIGIBILITY_STACK_*` and the
+/// Kafka pass-through excepted): a typo, reported at start.
+pub fn unknown_variables(
+    environment: impl IntoIterator<Item = (String, String)>,
+    also_known: &[String],
+) -> Vec<String> {
+    let mut known = known_variables();
+    known.extend_from_slice(also_known);
     environment
         .into_iter()
         .map(|(name, _)| name)
@@ -509,11 +514,12 @@ mod tests {
             ("ELIGIBILITY_KAFKA_BROKERS", "b:9092"),
             ("ELIGIBILITY_KAFKA_PROP_CLIENT_ID", "x"),
             ("ELIGIBILITY_STACK_DIR", "/tmp"),
+            ("ELIGIBILITY_OWN", "a subcommand's"),
             ("HOME", "/root"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
         assert_eq!(
-            unknown_variables(environment),
+            unknown_variables(environment, &["ELIGIBILITY_OWN".to_string()]),
             vec!["ELIGIBILITY_KAFKA_BROKER"]
         );
     }

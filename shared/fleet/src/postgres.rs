@@ -24,6 +24,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0004_partition_leases",
         include_str!("../../../schemas/migrations/0004_partition_leases.sql"),
     ),
+    (
+        "0005_evaluation_requests",
+        include_str!("../../../schemas/migrations/0005_evaluation_requests.sql"),
+    ),
 ];
 
 /// A pool over `url`, trusting the system's certificate authorities (tests and tools).

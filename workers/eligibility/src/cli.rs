@@ -45,6 +45,8 @@ enum Command {
     /// Check recorded evaluations against their inputs.
     #[command(subcommand)]
     Audit(commands::audit::AuditCommand),
+    #[command(subcommand)]
+    Api(crate::api::ApiCommand),
 }
 
 /// Parses the command line and runs the subcommand; the process's exit code.
@@ -70,6 +72,7 @@ pub fn run() -> ExitCode {
         Command::SchemaRegistry(args) => commands::services::schema_registry(args),
         Command::Replay(args) => replay::run(args),
         Command::Audit(command) => commands::audit::run(command),
+        Command::Api(command) => crate::api::run(command),
     };
     match result {
         Ok(code) => code,

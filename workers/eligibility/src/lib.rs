@@ -9,11 +9,13 @@
 //! - `evaluator`: the stream worker ([`evaluator`]); `explainer`: the explanation worker
 //!   ([`explainer`]); `migrate`, `topics create`: the set-up jobs; `schema-registry`: the local
 //!   registry (development default); `replay`: backfill ([`replay`]); `audit verify`:
-//!   re-derive recorded evaluations.
+//!   re-derive recorded evaluations; `api serve`: the HTTP API ([`api`]), `api token`: a
+//!   development token.
 //!
 //! Exit codes: 0 success, 1 bad input or a failed check (with a message naming the problem),
 //! 2 a usage error.
 
+pub mod api;
 pub mod cli;
 pub mod commands;
 pub mod evaluator;

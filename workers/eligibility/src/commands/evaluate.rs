@@ -38,19 +38,70 @@ enum Format {
 }
 
 #[derive(Serialize)]
-struct NotApplicable<'a> {
+pub struct NotApplicable<'a> {
     scheme_id: &'a str,
     rule_id: &'a str,
     #[serde(flatten)]
     why: Applicability,
 }
 
+/// Every scheme in effect for one citizen, evaluated.
 #[derive(Serialize)]
-struct Output<'a> {
-    as_of: Date,
-    results: Vec<Evaluation<'a>>,
+pub struct Output<'a> {
+    pub as_of: Date,
+    pub results: Vec<Evaluation<'a>>,
     /// Schemes in effect whose application window or deadline rules out applying on `as_of`.
-    not_applicable: Vec<NotApplicable<'a>>,
+    pub not_applicable: Vec<NotApplicable<'a>>,
+}
+
+/// Evaluates `profile` against the schemes in effect on `as_of` that a citizen of its state
+/// can hold (every state's with `all_states`), or only `scheme`: what `eligibility evaluate`
+/// prints and the API's anonymous check answers.
+pub fn evaluate_citizen<'a>(
+    catalogue: &'a Catalogue,
+    rules: &'a RuleSet,
+    profile: &'a Profile,
+    as_of: Date,
+    scheme: Option<&str>,
+    all_states: bool,
+) -> Result<Output<'a>> {
+    let in_effect = rules.in_effect(as_of);
+    let selected = match scheme {
+        Some(id) => {
+            let chosen: Vec<_> = in_effect
+                .into_iter()
+                .filter(|r| r.scheme_id == id)
+                .collect();
+            if chosen.is_empty() {
+                bail!("no version of scheme {id:?} is in effect on {as_of}");
+            }
+            chosen
+        }
+        None if all_states => in_effect,
+        None => {
+            let state = catalogue
+                .id("demographics.state")
+                .and_then(|f| profile.get(f))
+                .and_then(|v| v.scalar()?.as_str());
+            RuleSet::for_state(in_effect, state)
+        }
+    };
+    let mut output = Output {
+        as_of,
+        results: Vec::new(),
+        not_applicable: Vec::new(),
+    };
+    for rule in selected {
+        match evaluate(catalogue, rule, profile, as_of) {
+            Ok(evaluation) => output.results.push(evaluation),
+            Err(_) => output.not_applicable.push(NotApplicable {
+                scheme_id: &rule.scheme_id,
+                rule_id: &rule.rule_id,
+                why: applicability(rule, as_of),
+            }),
+        }
+    }
+    Ok(output)
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -66,42 +117,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let profile = Profile::from_json(&catalogue, &json, &args.profile.display().to_string())
         .map_err(|report| anyhow!("the profile is invalid; nothing was evaluated:\n{report}"))?;
 
-    let in_effect = rules.in_effect(as_of);
-    let selected = match &args.scheme {
-        Some(id) => {
-            let chosen: Vec<_> = in_effect
-                .into_iter()
-                .filter(|r| &r.scheme_id == id)
-                .collect();
-            if chosen.is_empty() {
-                bail!("no version of scheme {id:?} is in effect on {as_of}");
-            }
-            chosen
-        }
-        None if args.all_states => in_effect,
-        None => {
-            let state = catalogue
-                .id("demographics.state")
-                .and_then(|f| profile.get(f))
-                .and_then(|v| v.scalar()?.as_str());
-            RuleSet::for_state(in_effect, state)
-        }
-    };
-    let mut output = Output {
+    let output = evaluate_citizen(
+        &catalogue,
+        &rules,
+        &profile,
         as_of,
-        results: Vec::new(),
-        not_applicable: Vec::new(),
-    };
-    for rule in selected {
-        match evaluate(&catalogue, rule, &profile, as_of) {
-            Ok(evaluation) => output.results.push(evaluation),
-            Err(_) => output.not_applicable.push(NotApplicable {
-                scheme_id: &rule.scheme_id,
-                rule_id: &rule.rule_id,
-                why: applicability(rule, as_of),
-            }),
-        }
-    }
+        args.scheme.as_deref(),
+        args.all_states,
+    )?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&output)?),
         Format::Table => print_table(&output),
@@ -109,7 +132,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn today() -> Date {
+/// Today's date (UTC): the default `as_of` of the commands and the API.
+pub fn today() -> Date {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

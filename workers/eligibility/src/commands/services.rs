@@ -13,14 +13,16 @@ use crate::explainer;
 
 use crate::evaluator;
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)
 }
 
-fn warn_unknown() {
-    for name in fleet::config::unknown_variables(std::env::vars()) {
+/// Warns of `ELIGIBILITY_*` variables that neither the worker arguments nor `also_known` (the
+/// subcommand's own) read.
+pub(crate) fn warn_unknown(also_known: &[String]) {
+    for name in fleet::config::unknown_variables(std::env::vars(), also_known) {
         tracing::warn!(variable = name, "unknown ELIGIBILITY_ variable (a typo?)");
     }
 }
@@ -40,7 +42,7 @@ pub struct EvaluatorArgs {
 pub fn evaluator(args: EvaluatorArgs) -> Result<ExitCode> {
     let config = args.worker.config()?;
     fleet::init_tracing(&config.log);
-    warn_unknown();
+    warn_unknown(&[]);
     let bounds = fleet::worker::BatchBounds {
         max_records: args.max_batch.max(1),
         max_wait: std::time::Duration::from_millis(args.max_wait_ms),
@@ -90,7 +92,7 @@ pub struct ExplainerArgs {
 pub fn explainer(args: ExplainerArgs) -> Result<ExitCode> {
     let config = args.worker.config()?;
     fleet::init_tracing(&config.log);
-    warn_unknown();
+    warn_unknown(&[]);
     let mut languages = Vec::new();
     for language in args.languages {
         if !languages.contains(&language) {

@@ -92,6 +92,7 @@ async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
     let mut puts = Vec::new();
     let mut deletes = Vec::new();
     for (user_id, user) in users.iter().filter(|(_, u)| !u.touched.is_empty()) {
+        deletes.push(fleet::cache::results_key(user_id));
         for scheme in &user.touched {
             let key = fleet::cache::verdict_key(user_id, scheme);
             match (user.verdicts.get(scheme), user.written.get(scheme)) {

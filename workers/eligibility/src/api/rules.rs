@@ -1,0 +1,320 @@
+//! `/api/v1/rules/...`: a scheme's rule as the public may read it, its version history, the
+//! conflicts among the rules in effect, and the admin routes that validate a rule document and
+//! simulate it against the stored population (docs/api.md, "Routes").
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::HeaderMap;
+use engine::{Date, Profile, Verdict};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::auth::{Caller, Role};
+use super::body::{self, JsonBody, TextBody};
+use super::limits::Class;
+use super::problem::{Problem, ProblemBody};
+use super::service::Service;
+
+/// The parts of a rule document the public does not see: who wrote it and the curators' notes.
+const REDACTED: [&str; 2] = ["last_modified_by", "last_modified_at"];
+
+#[utoipa::path(get, path = "/api/v1/rules/{scheme_id}", tag = "rules",
+    params(("scheme_id" = String, Path, description = "The scheme id")),
+    responses((status = 200, description = "The version in effect today (else the newest), redacted", body = Object),
+              (status = 404, body = ProblemBody), (status = 429, body = ProblemBody)))]
+pub async fn public_rule(
+    State(service): State<Arc<Service>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Path(scheme_id): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    service.limits.admit(Class::Public, client.ip(), None)?;
+    let book = service.book();
+    let today = crate::commands::evaluate::today();
+    let rule = book
+        .rules
+        .in_effect(today)
+        .into_iter()
+        .find(|r| r.scheme_id == scheme_id)
+        .or_else(|| {
+            book.rules
+                .rules
+                .iter()
+                .rev()
+                .find(|r| r.scheme_id == scheme_id)
+        })
+        .ok_or_else(Problem::not_found)?;
+    let mut document = rule.document.clone();
+    if let Some(object) = document.as_object_mut() {
+        for key in REDACTED {
+            object.remove(key);
+        }
+        if let Some(source) = object.get_mut("source").and_then(Value::as_object_mut) {
+            source.remove("notes");
+        }
+    }
+    Ok(Json(
+        serde_json::json!({"rule_hash": rule.rule_hash, "rule": document}),
+    ))
+}
+
+/// One stored version of a scheme.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RuleVersion {
+    pub rule_id: String,
+    pub version: u32,
+    pub rule_hash: String,
+    pub effective_from: String,
+    pub effective_until: Option<String>,
+    pub is_active: bool,
+    pub supersedes: Option<String>,
+    pub change_reason: Option<String>,
+    pub stored_at: String,
+}
+
+#[utoipa::path(get, path = "/api/v1/rules/{scheme_id}/versions", tag = "rules",
+    params(("scheme_id" = String, Path, description = "The scheme id")),
+    responses((status = 200, body = Vec<RuleVersion>), (status = 401, body = ProblemBody),
+              (status = 404, body = ProblemBody), (status = 429, body = ProblemBody)),
+    security(("bearer" = [])))]
+pub async fn versions(
+    State(service): State<Arc<Service>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(scheme_id): Path<String>,
+) -> Result<Json<Vec<RuleVersion>>, Problem> {
+    service.admit(Class::Read, client.ip(), &headers)?;
+    let db = service.pool.get().await?;
+    let rows = db
+        .query(
+            "SELECT rule_id, rule_version, rule_hash, effective_from::text, effective_until::text,
+                    is_active, supersedes, change_reason, created_at::text
+             FROM eligibility_rules WHERE scheme_id = $1 ORDER BY rule_version",
+            &[&scheme_id],
+        )
+        .await?;
+    if rows.is_empty() {
+        return Err(Problem::not_found());
+    }
+    Ok(Json(
+        rows.iter()
+            .map(|r| RuleVersion {
+                rule_id: r.get(0),
+                version: r.get::<_, i32>(1) as u32,
+                rule_hash: r.get(2),
+                effective_from: r.get(3),
+                effective_until: r.get(4),
+                is_active: r.get(5),
+                supersedes: r.get(6),
+                change_reason: r.get(7),
+                stored_at: r.get(8),
+            })
+            .collect(),
+    ))
+}
+
+#[utoipa::path(get, path = "/api/v1/rules/conflicts", tag = "rules",
+    responses((status = 200, description = "Conflicts among the rules held, each with its witness profile where there is one", body = Object),
+              (status = 401, body = ProblemBody), (status = 429, body = ProblemBody)),
+    security(("bearer" = [])))]
+pub async fn conflicts(
+    State(service): State<Arc<Service>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, Problem> {
+    service.admit(Class::Read, client.ip(), &headers)?;
+    Ok(Json(service.conflicts().as_ref().clone()))
+}
+
+/// Admin routes: the admin role, and (when configured) a client address in the allowed
+/// networks; anything else is 404, as if the route did not exist.
+fn admin(service: &Service, client: SocketAddr, headers: &HeaderMap) -> Result<Caller, Problem> {
+    if !service.admin_networks.allows(client.ip()) {
+        return Err(Problem::not_found());
+    }
+    let caller = service.admit(Class::Admin, client.ip(), headers)?;
+    if caller.role != Role::Admin {
+        return Err(Problem::not_found());
+    }
+    Ok(caller)
+}
+
+/// What `POST /rules/validate` found.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Validation {
+    pub valid: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_hash: Option<String>,
+    /// Every problem, with the JSON pointer inside the rule and the reason.
+    pub problems: Vec<ValidationProblem>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ValidationProblem {
+    pub path: String,
+    pub reason: String,
+}
+
+#[utoipa::path(post, path = "/api/v1/rules/validate", tag = "rules (admin)",
+    request_body(content = String, content_type = "application/yaml", description = "One rule document (YAML or JSON)"),
+    responses((status = 200, body = Validation), (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
+              (status = 413, body = ProblemBody), (status = 429, body = ProblemBody)),
+    security(("bearer" = [])))]
+pub async fn validate(
+    State(service): State<Arc<Service>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: TextBody,
+) -> Result<Json<Validation>, Problem> {
+    admin(&service, client, &headers)?;
+    let text = body.0?;
+    let book = service.book();
+    Ok(Json(
+        match engine::load::parse_rule_yaml(&book.catalogue, &text, "request") {
+            Ok(rule) => Validation {
+                valid: true,
+                rule_id: Some(rule.rule_id),
+                rule_hash: Some(rule.rule_hash),
+                problems: Vec::new(),
+            },
+            Err(problems) => Validation {
+                valid: false,
+                rule_id: None,
+                rule_hash: None,
+                problems: problems
+                    .into_iter()
+                    .map(|p| ValidationProblem {
+                        path: p.path,
+                        reason: p.reason,
+                    })
+                    .collect(),
+            },
+        },
+    ))
+}
+
+/// `POST /rules/simulate`: a proposed rule against a sample of the stored population.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimulateRequest {
+    /// The proposed rule document (YAML or JSON text).
+    pub rule_yaml: String,
+    /// How many stored citizens to evaluate (the first by user id among those the scheme
+    /// covers); default 10,000, at most 100,000.
+    #[serde(default)]
+    pub sample: Option<u32>,
+    /// The evaluation date; default: today (UTC).
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+/// Who would gain and who would lose.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Simulation {
+    pub scheme_id: String,
+    pub proposed_rule_id: String,
+    /// The version the proposal is compared with; none for a new scheme.
+    pub current_rule_id: Option<String>,
+    pub as_of: String,
+    pub citizens: usize,
+    /// Per state: "FROM->TO" → count (NOT_APPLICABLE where a version does not apply).
+    pub transitions: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Up to 20 user ids whose verdict would change.
+    pub affected_sample: Vec<String>,
+}
+
+const MAX_SAMPLE: u32 = 100_000;
+
+#[utoipa::path(post, path = "/api/v1/rules/simulate", tag = "rules (admin)",
+    request_body = SimulateRequest,
+    responses((status = 200, body = Simulation), (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
+              (status = 413, body = ProblemBody), (status = 422, body = ProblemBody), (status = 429, body = ProblemBody)),
+    security(("bearer" = [])))]
+pub async fn simulate(
+    State(service): State<Arc<Service>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: JsonBody<SimulateRequest>,
+) -> Result<Json<Simulation>, Problem> {
+    admin(&service, client, &headers)?;
+    let request = body.0?;
+    let sample = request.sample.unwrap_or(10_000);
+    if sample == 0 || sample > MAX_SAMPLE {
+        return Err(body::field_error("/sample", "must be 1..=100000"));
+    }
+    let as_of = match &request.as_of {
+        Some(text) => {
+            Date::parse(text).ok_or_else(|| body::field_error("/as_of", "not a date YYYY-MM-DD"))?
+        }
+        None => crate::commands::evaluate::today(),
+    };
+    let book = service.book();
+    let proposed = engine::load::parse_rule_yaml(&book.catalogue, &request.rule_yaml, "proposal")
+        .map_err(|problems| {
+        Problem::invalid_body(
+            problems
+                .iter()
+                .map(|p| body::field(&format!("/rule_yaml{}", p.path), &p.reason))
+                .collect(),
+        )
+    })?;
+    let current = book
+        .rules
+        .in_effect(as_of)
+        .into_iter()
+        .find(|r| r.scheme_id == proposed.scheme_id);
+    let db = service.pool.get().await?;
+    let state_filter: Option<&str> = (!proposed.is_central()).then_some(proposed.state.as_str());
+    let rows = db
+        .query(
+            "SELECT c.user_id, s.profile::text, c.state
+             FROM profile_current c JOIN profile_snapshots s ON s.input_hash = c.input_hash
+             WHERE $1::text IS NULL OR c.state = $1
+             ORDER BY c.user_id LIMIT $2",
+            &[&state_filter, &i64::from(sample)],
+        )
+        .await?;
+    let verdict_of = |rule: Option<&engine::Rule>, profile: &Profile| -> Verdict {
+        match rule {
+            Some(rule) if engine::temporal::applicability(rule, as_of).is_applicable() => {
+                engine::outcome(rule, profile, as_of).verdict
+            }
+            _ => Verdict::NotApplicable,
+        }
+    };
+    let mut transitions: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut affected_sample = Vec::new();
+    for row in &rows {
+        let user_id: String = row.get(0);
+        let json: Value = serde_json::from_str(row.get::<_, &str>(1))
+            .map_err(|e| Problem::from(anyhow::anyhow!("stored profile of {user_id}: {e}")))?;
+        let profile = Profile::from_json(&book.catalogue, &json, &user_id)
+            .map_err(|r| Problem::from(anyhow::anyhow!("stored profile of {user_id}: {r}")))?;
+        let before = verdict_of(current, &profile);
+        let after = verdict_of(Some(&proposed), &profile);
+        let state: Option<String> = row.get(2);
+        *transitions
+            .entry(state.unwrap_or_else(|| "unknown".into()))
+            .or_default()
+            .entry(format!("{}->{}", before.name(), after.name()))
+            .or_default() += 1;
+        if before != after && affected_sample.len() < 20 {
+            affected_sample.push(user_id);
+        }
+    }
+    Ok(Json(Simulation {
+        scheme_id: proposed.scheme_id.clone(),
+        proposed_rule_id: proposed.rule_id.clone(),
+        current_rule_id: current.map(|r| r.rule_id.clone()),
+        as_of: as_of.to_string(),
+        citizens: rows.len(),
+        transitions,
+        affected_sample,
+    }))
+}
