@@ -229,6 +229,31 @@ impl Worker {
         Worker { child, http_port }
     }
 
+    /// An `eligibility api serve` process on `api_port`, its tokens checked with the HS256
+    /// `secret`; `env` adds or overrides settings.
+    pub fn start_api(
+        stack: &Stack,
+        database_url: &str,
+        api_port: u16,
+        secret: &str,
+        env: &[(&str, &str)],
+    ) -> Worker {
+        let http_port = free_port();
+        let child = stack
+            .command(database_url, "unused-by-the-api")
+            .args(["api", "serve"])
+            .env("ELIGIBILITY_API_ADDR", format!("127.0.0.1:{api_port}"))
+            .env("ELIGIBILITY_API_JWT_SECRET", secret)
+            .env("ELIGIBILITY_HTTP_ADDR", format!("127.0.0.1:{http_port}"))
+            .env("ELIGIBILITY_LOG", "info")
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the eligibility binary starts");
+        Worker { child, http_port }
+    }
+
     pub fn http_get(&self, path: &str) -> (u16, String) {
         use std::io::{Read, Write};
         let mut stream =

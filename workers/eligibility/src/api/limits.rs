@@ -110,30 +110,30 @@ impl Limits {
         }
     }
 
-    /// Counts one request of `class` from `address` (and `caller`, when authenticated);
-    /// refuses it with 429 and the seconds to wait when either budget is spent.
-    pub fn admit(
-        &self,
-        class: Class,
-        address: IpAddr,
-        caller: Option<&str>,
-    ) -> Result<(), Problem> {
-        let clock = DefaultClock::default();
-        let refuse = |wait: std::time::Duration| Problem::rate_limited(wait.as_secs().max(1));
-        if let Some((_, limiter)) = self.by_address.iter().find(|(c, _)| *c == class) {
-            limiter
-                .check_key(&address)
-                .map_err(|until| refuse(until.wait_time_from(clock.now())))?;
-        }
-        if let (Some(caller), Some((_, limiter))) =
-            (caller, self.by_caller.iter().find(|(c, _)| *c == class))
-        {
-            limiter
-                .check_key(&caller.to_string())
-                .map_err(|until| refuse(until.wait_time_from(clock.now())))?;
-        }
-        Ok(())
+    /// Counts one request of `class` from `address`; refuses it with 429 and the seconds to
+    /// wait when the address's budget is spent.
+    pub fn admit_address(&self, class: Class, address: IpAddr) -> Result<(), Problem> {
+        check(&self.by_address, class, &address)
     }
+
+    /// The same for an authenticated caller's budget.
+    pub fn admit_caller(&self, class: Class, caller: &str) -> Result<(), Problem> {
+        check(&self.by_caller, class, &caller.to_string())
+    }
+}
+
+fn check<K: Clone + Eq + std::hash::Hash>(
+    limiters: &[(Class, DefaultKeyedRateLimiter<K>)],
+    class: Class,
+    key: &K,
+) -> Result<(), Problem> {
+    let Some((_, limiter)) = limiters.iter().find(|(c, _)| *c == class) else {
+        return Ok(());
+    };
+    limiter.check_key(key).map_err(|until| {
+        let wait = until.wait_time_from(DefaultClock::default().now());
+        Problem::rate_limited(wait.as_secs().max(1))
+    })
 }
 
 #[cfg(test)]
@@ -164,14 +164,15 @@ mod tests {
         let limits = Limits::new(&config);
         let address: IpAddr = "127.0.0.1".parse().unwrap();
         // A burst is a third of the minute's budget: one request.
-        assert!(limits.admit(Class::Evaluate, address, Some("a")).is_ok());
-        let refused = limits
-            .admit(Class::Evaluate, address, Some("a"))
-            .unwrap_err();
+        assert!(limits.admit_caller(Class::Evaluate, "a").is_ok());
+        let refused = limits.admit_caller(Class::Evaluate, "a").unwrap_err();
         assert_eq!(refused.status, 429);
         assert!(refused.retry_after_seconds.is_some_and(|s| s >= 1));
-        assert!(limits.admit(Class::Evaluate, address, Some("b")).is_ok());
-        // Other classes keep their own budgets.
-        assert!(limits.admit(Class::Read, address, Some("a")).is_ok());
+        assert!(limits.admit_caller(Class::Evaluate, "b").is_ok());
+        // Other classes keep their own budgets; the address has its own (100 a minute).
+        assert!(limits.admit_caller(Class::Read, "a").is_ok());
+        for _ in 0..3 {
+            assert!(limits.admit_address(Class::Evaluate, address).is_ok());
+        }
     }
 }

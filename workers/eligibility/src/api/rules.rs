@@ -32,7 +32,7 @@ pub async fn public_rule(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     Path(scheme_id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
-    service.limits.admit(Class::Public, client.ip(), None)?;
+    service.limits.admit_address(Class::Public, client.ip())?;
     let book = service.book();
     let today = crate::commands::evaluate::today();
     let rule = book

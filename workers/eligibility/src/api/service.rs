@@ -128,9 +128,9 @@ impl Service {
         client: IpAddr,
         headers: &HeaderMap,
     ) -> Result<Caller, Problem> {
-        self.limits.admit(class, client, None)?;
+        self.limits.admit_address(class, client)?;
         let caller = self.verifier.caller(headers)?;
-        self.limits.admit(class, client, Some(&caller.subject))?;
+        self.limits.admit_caller(class, &caller.subject)?;
         Ok(caller)
     }
 

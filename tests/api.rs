@@ -1,0 +1,682 @@
+//! End-to-end tests of `eligibility api serve` against the real local stack, with an evaluator
+//! that has stored real verdicts, and real signed tokens: what each role may and may not read,
+//! BOLA attempts across users and states (404), responses equal to the stored verdicts, the
+//! forced re-evaluation through the fleet, the anonymous check, the rules routes, and the
+//! refusals: expired, forged and `alg: none` tokens, over-limit bursts (429 + Retry-After),
+//! oversized and unknown-field bodies, admin routes outside the allowed networks.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use eligibility::api::auth::{Claims, Role, mint_hs256};
+use fleet::topics::*;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::*;
+
+const SECRET: &str = "a-development-secret-of-32-bytes-or-more";
+const AS_OF: &str = "2025-01-15";
+const OAP: &str = "sch_ka_old_age_pension";
+
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn claims(role: Role, sub: &str, states: &[&str]) -> Claims {
+    Claims {
+        sub: sub.into(),
+        role,
+        states: states.iter().map(|s| s.to_string()).collect(),
+        iss: "eligibility-dev".into(),
+        aud: "eligibility-api".into(),
+        exp: now() + 600,
+        nbf: Some(now()),
+    }
+}
+
+fn token(role: Role, sub: &str, states: &[&str]) -> String {
+    mint_hs256(SECRET.as_bytes(), &claims(role, sub, states)).unwrap()
+}
+
+struct Api {
+    base: String,
+    client: reqwest::Client,
+    _process: Worker,
+}
+
+impl Api {
+    async fn start(stack: &Stack, database_url: &str, env: &[(&str, &str)]) -> Api {
+        let port = free_port();
+        let process = Worker::start_api(stack, database_url, port, SECRET, env);
+        process.wait_ready(Duration::from_secs(60));
+        Api {
+            base: format!("http://127.0.0.1:{port}"),
+            client: reqwest::Client::new(),
+            _process: process,
+        }
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<String>,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body);
+        }
+        let response = request.send().await.expect("the API answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let text = response.text().await.unwrap();
+        let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, headers, json)
+    }
+
+    async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, Value) {
+        let (status, _, body) = self.call("GET", path, token, None).await;
+        (status, body)
+    }
+
+    async fn post(&self, path: &str, token: Option<&str>, body: &Value) -> (StatusCode, Value) {
+        let (status, _, body) = self.call("POST", path, token, Some(body.to_string())).await;
+        (status, body)
+    }
+}
+
+/// (rule_id, verdict, score) of a user's stored verdicts, read from PostgreSQL directly.
+async fn stored(pool: &deadpool_postgres::Pool, user: &str) -> BTreeSet<(String, String, u8)> {
+    let client = pool.get().await.unwrap();
+    let row = client
+        .query_one(
+            "SELECT verdicts FROM user_verdicts WHERE user_id = $1",
+            &[&user],
+        )
+        .await
+        .unwrap();
+    let packed: &[u8] = row.get(0);
+    let mut out = BTreeSet::new();
+    for chunk in packed.chunks_exact(17) {
+        let key = i32::from_be_bytes(chunk[0..4].try_into().unwrap());
+        let rule_id: String = client
+            .query_one(
+                "SELECT rule_id FROM eligibility_rules WHERE rule_key = $1",
+                &[&key],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        let outcome = engine::Outcome::from_code(chunk[4]);
+        out.insert((rule_id, outcome.verdict.name().to_string(), outcome.score));
+    }
+    out
+}
+
+fn as_set(results: &Value) -> BTreeSet<(String, String, u8)> {
+    results["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["rule_id"].as_str().unwrap().to_string(),
+                r["verdict"].as_str().unwrap().to_string(),
+                r["match_score"].as_u64().unwrap() as u8,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdicts() {
+    let stack = Stack::get();
+    let kafka = Kafka::new(&stack);
+    let database_url = stack.fresh_database("e2e_api").await;
+    let group = unique("e2e-api");
+    let marks = kafka.marks(&[USER_METADATA_UPDATED, PROFILE_ASSEMBLED]);
+    kafka.start_group_at(&database_url, &group, &marks).await;
+    let pool = fleet::postgres::pool(&database_url, 2).unwrap();
+    let evaluator = Worker::start(&stack, &database_url, &group, &[]);
+    evaluator.wait_ready(Duration::from_secs(60));
+
+    // A: 62, BPL, Karnataka (old-age pension ELIGIBLE); B: 58 in Karnataka (PARTIAL_MATCH,
+    // the age gap); C: in Tamil Nadu.
+    let (a, b, c) = (unique("ka-62"), unique("ka-58"), unique("tn-70"));
+    for (user, age, state) in [
+        (&a, 62, "karnataka"),
+        (&b, 58, "karnataka"),
+        (&c, 70, "tamil_nadu"),
+    ] {
+        let profile = profile_json(user, age, true, state);
+        kafka
+            .send(
+                USER_METADATA_UPDATED,
+                Some(partition_of(&profile)),
+                user,
+                &profile_update(user, &profile, AS_OF),
+            )
+            .await;
+    }
+    for user in [&a, &b, &c] {
+        eventually(Duration::from_secs(60), "the verdicts stored", || async {
+            let client = pool.get().await.unwrap();
+            let rows = client
+                .query("SELECT 1 FROM user_verdicts WHERE user_id = $1", &[user])
+                .await
+                .unwrap();
+            (!rows.is_empty()).then_some(())
+        })
+        .await;
+    }
+
+    // Every request here comes from one address: budgets above the defaults.
+    let limits = "read=6000/6000,check=60/60,evaluate=30/30,admin=60/60,public=600/600";
+    let api = Api::start(
+        &stack,
+        &database_url,
+        &[("ELIGIBILITY_API_RATE_LIMITS", limits)],
+    )
+    .await;
+    let citizen_a = token(Role::Citizen, &a, &[]);
+    let citizen_b = token(Role::Citizen, &b, &[]);
+    let caseworker_ka = token(Role::Caseworker, "desk-ka", &["karnataka"]);
+    let caseworker_tn = token(Role::Caseworker, "desk-tn", &["tamil_nadu"]);
+    let auditor = token(Role::Auditor, "audit-1", &[]);
+    let admin = token(Role::Admin, "rules-1", &[]);
+
+    // The citizen's own results are exactly the stored verdicts, then served from the cache.
+    let (status, mine) = api
+        .get(&format!("/api/v1/eligibility/{a}"), Some(&citizen_a))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{mine}");
+    assert_eq!(as_set(&mine), stored(&pool, &a).await);
+    assert!(
+        mine["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["scheme_id"] == OAP && r["verdict"] == "ELIGIBLE")
+    );
+    let oap = mine["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["scheme_id"] == OAP)
+        .unwrap();
+    assert_eq!(
+        oap["benefit"]["monthly_inr"], 600,
+        "62 is in the Karnataka pension's 60-64 tier: {oap}"
+    );
+    let redis = redis::Client::open(stack.redis_url.as_str()).unwrap();
+    let mut connection = redis.get_multiplexed_async_connection().await.unwrap();
+    let cached: Option<String> =
+        redis::AsyncCommands::get(&mut connection, format!("eligibility_results:{a}"))
+            .await
+            .unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&cached.expect("cached after the first read")).unwrap(),
+        mine
+    );
+    assert_eq!(
+        api.get(&format!("/api/v1/eligibility/{a}"), Some(&citizen_a))
+            .await
+            .1,
+        mine
+    );
+
+    // BOLA: another citizen, another state's caseworker and the admin get the same 404 as an
+    // unknown user; the state's caseworker and the auditor read.
+    let not_found = api
+        .get(
+            &format!("/api/v1/eligibility/{}", unique("nobody")),
+            Some(&auditor),
+        )
+        .await;
+    assert_eq!(not_found.0, StatusCode::NOT_FOUND);
+    for (who, tok) in [
+        ("citizen B", &citizen_b),
+        ("Tamil Nadu caseworker", &caseworker_tn),
+        ("admin", &admin),
+    ] {
+        let (status, body) = api
+            .get(&format!("/api/v1/eligibility/{a}"), Some(tok))
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{who}: {body}");
+        assert_eq!(
+            body, not_found.1,
+            "{who}: a refusal must look like an unknown user"
+        );
+        let (status, _) = api
+            .get(&format!("/api/v1/eligibility/{a}/{OAP}"), Some(tok))
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{who}");
+    }
+    for (who, tok) in [
+        ("Karnataka caseworker", &caseworker_ka),
+        ("auditor", &auditor),
+    ] {
+        let (status, body) = api
+            .get(&format!("/api/v1/eligibility/{a}"), Some(tok))
+            .await;
+        assert_eq!(
+            (status, as_set(&body)),
+            (StatusCode::OK, as_set(&mine)),
+            "{who}"
+        );
+    }
+    assert_eq!(
+        api.get(&format!("/api/v1/eligibility/{c}"), Some(&caseworker_tn))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        api.get(&format!("/api/v1/eligibility/{c}"), Some(&caseworker_ka))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        api.get(&format!("/api/v1/eligibility/{a}"), None).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // One scheme in full, re-derived: conditions, and the stored verdict.
+    let (status, one) = api
+        .get(&format!("/api/v1/eligibility/{a}/{OAP}"), Some(&citizen_a))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{one}");
+    assert_eq!(one["verdict"], "ELIGIBLE");
+    assert!(
+        one["conditions_evaluated"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    );
+    assert!(one["explanations"].is_array());
+
+    // B: the pension is a partial match with an age gap and its estimated date.
+    let (status, partial) = api
+        .get(
+            &format!("/api/v1/eligibility/{b}/partial-matches"),
+            Some(&citizen_b),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let scores: Vec<u64> = partial
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["match_score"].as_u64().unwrap())
+        .collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "highest first: {scores:?}"
+    );
+    assert!(
+        partial
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["scheme_id"] == OAP)
+    );
+    let (status, gaps) = api
+        .get(
+            &format!("/api/v1/eligibility/{b}/gaps"),
+            Some(&caseworker_ka),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let age_gap = gaps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["scheme_id"] == OAP)
+        .expect("the pension's gap");
+    assert_eq!(age_gap["field"], "identity.age");
+    assert_eq!(age_gap["estimated_eligibility_date"], "2027-01-15");
+    assert!(!age_gap["remediation"].as_array().unwrap().is_empty());
+
+    // A re-evaluation goes through the fleet, with its requester on record; an auditor may not.
+    assert_eq!(
+        api.post(
+            &format!("/api/v1/eligibility/{a}/evaluate"),
+            Some(&auditor),
+            &json!({})
+        )
+        .await
+        .0,
+        StatusCode::NOT_FOUND
+    );
+    let (status, queued) = api
+        .post(
+            &format!("/api/v1/eligibility/{a}/evaluate"),
+            Some(&citizen_a),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{queued}");
+    let requester: String = pool
+        .get()
+        .await
+        .unwrap()
+        .query_one(
+            "SELECT requested_by FROM evaluation_requests WHERE event_id = $1",
+            &[&queued["event_id"].as_str().unwrap()],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(requester, a);
+    let today = eligibility::commands::evaluate::today().to_string();
+    eventually(Duration::from_secs(60), "the forced pass audited", || async {
+        let client = pool.get().await.unwrap();
+        let n: i64 = client
+            .query_one("SELECT count(*) FROM evaluation_passes WHERE user_id = $1 AND as_of = $2::text::date", &[&a, &today])
+            .await
+            .unwrap()
+            .get(0);
+        (n > 0).then_some(())
+    })
+    .await;
+
+    // The anonymous check: evaluated, nothing stored; bad bodies name the field only.
+    let profile = profile_json("anonymous", 66, true, "karnataka");
+    let (status, checked) = api
+        .post(
+            "/api/v1/eligibility/check",
+            Some(&auditor),
+            &json!({"profile": profile, "as_of": AS_OF}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{checked}");
+    assert!(
+        checked["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["scheme_id"] == OAP && r["verdict"] == "ELIGIBLE")
+    );
+    assert_eq!(
+        count(
+            &pool,
+            "SELECT count(*) FROM profile_current WHERE user_id = 'anonymous'"
+        )
+        .await,
+        0
+    );
+    let (status, refused) = api
+        .post(
+            "/api/v1/eligibility/check",
+            Some(&auditor),
+            &json!({"profile": profile, "extra": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(refused["errors"][0]["pointer"], "/extra");
+    let (status, refused) = api
+        .post(
+            "/api/v1/eligibility/check",
+            Some(&auditor),
+            &json!({"profile": {"identity": {"age": "Ramesh Kumar sixty"}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(refused["errors"][0]["pointer"], "/profile/identity/age");
+    assert!(
+        !refused.to_string().contains("Ramesh"),
+        "a problem never echoes user data: {refused}"
+    );
+
+    // Rules: public and redacted; versions and conflicts need a token; validate and simulate
+    // are the admin's.
+    let (status, rule) = api.get(&format!("/api/v1/rules/{OAP}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(rule["rule"]["scheme_id"], OAP);
+    assert!(
+        rule["rule"].get("last_modified_by").is_none()
+            && rule["rule"]["source"].get("notes").is_none(),
+        "{rule}"
+    );
+    assert_eq!(
+        api.get(&format!("/api/v1/rules/{OAP}/versions"), None)
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+    let (status, versions) = api
+        .get(&format!("/api/v1/rules/{OAP}/versions"), Some(&auditor))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(versions[0]["rule_id"], "rule_ka_oap_001");
+    let (status, conflicts) = api
+        .get("/api/v1/rules/conflicts", Some(&caseworker_ka))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(conflicts["conflicts"].is_array());
+    let bad_rule = "rule_id: rule_x_001\nscheme_id: sch_x\n";
+    let (status, _, _) = api
+        .call(
+            "POST",
+            "/api/v1/rules/validate",
+            Some(&caseworker_ka),
+            Some(bad_rule.into()),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "the admin's route does not exist for others"
+    );
+    let (status, _, validation) = api
+        .call(
+            "POST",
+            "/api/v1/rules/validate",
+            Some(&admin),
+            Some(bad_rule.into()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(validation["valid"], false);
+    assert!(
+        validation["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["reason"].as_str().unwrap().contains("eligibility")),
+        "{validation}"
+    );
+    let stricter = std::fs::read_to_string(repo().join("schemes/karnataka/old_age_pension.yaml"))
+        .unwrap()
+        .replace("rule_ka_oap_001", "rule_ka_oap_009")
+        .replace("version: 1", "version: 9")
+        .replace(
+            "operator: \"gte\", value: 60",
+            "operator: \"gte\", value: 65",
+        );
+    let (status, simulation) = api
+        .post(
+            "/api/v1/rules/simulate",
+            Some(&admin),
+            &json!({"rule_yaml": stricter, "as_of": AS_OF}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{simulation}");
+    assert_eq!(simulation["current_rule_id"], "rule_ka_oap_001");
+    assert_eq!(
+        simulation["transitions"]["karnataka"]["ELIGIBLE->PARTIAL_MATCH"], 1,
+        "{simulation}"
+    );
+    assert_eq!(simulation["affected_sample"], json!([a]));
+
+    let (status, document) = api.get("/api/v1/openapi.json", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(document["paths"]["/api/v1/eligibility/{user_id}"]["get"].is_object());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_tokens_floods_big_bodies_and_outside_admins_are_refused() {
+    let stack = Stack::get();
+    let database_url = stack.fresh_database("e2e_api_refusals").await;
+    let api = Api::start(
+        &stack,
+        &database_url,
+        &[
+            (
+                "ELIGIBILITY_API_RATE_LIMITS",
+                "read=600/600,check=6/100,evaluate=5/3,admin=10/10,public=600/600",
+            ),
+            ("ELIGIBILITY_API_ADMIN_CIDRS", "10.0.0.0/8"),
+        ],
+    )
+    .await;
+    let path = "/api/v1/rules/conflicts";
+    let good = token(Role::Auditor, "audit-1", &[]);
+    assert_eq!(api.get(path, Some(&good)).await.0, StatusCode::OK);
+
+    let expired = Claims {
+        exp: now() - 3600,
+        nbf: Some(now() - 7200),
+        ..claims(Role::Auditor, "audit-1", &[])
+    };
+    let early = Claims {
+        nbf: Some(now() + 3600),
+        ..claims(Role::Auditor, "audit-1", &[])
+    };
+    let other_audience = Claims {
+        aud: "another-api".into(),
+        ..claims(Role::Auditor, "audit-1", &[])
+    };
+    let other_issuer = Claims {
+        iss: "someone-else".into(),
+        ..claims(Role::Auditor, "audit-1", &[])
+    };
+    let forged = mint_hs256(
+        b"not-the-secret-but-also-32-bytes-long",
+        &claims(Role::Auditor, "audit-1", &[]),
+    )
+    .unwrap();
+    let payload = good.split('.').nth(1).unwrap();
+    // {"alg":"none","typ":"JWT"}, the payload of a good token, no signature.
+    let unsigned = format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{payload}.");
+    let caseworker_without_states = token(Role::Caseworker, "desk", &[]);
+    for (what, bad) in [
+        ("expired", mint_hs256(SECRET.as_bytes(), &expired).unwrap()),
+        (
+            "not yet valid",
+            mint_hs256(SECRET.as_bytes(), &early).unwrap(),
+        ),
+        (
+            "another audience",
+            mint_hs256(SECRET.as_bytes(), &other_audience).unwrap(),
+        ),
+        (
+            "another issuer",
+            mint_hs256(SECRET.as_bytes(), &other_issuer).unwrap(),
+        ),
+        ("forged", forged),
+        ("alg none", unsigned),
+        ("caseworker of no state", caseworker_without_states),
+        ("garbage", "not.a.token".to_string()),
+    ] {
+        let (status, headers, body) = api.call("GET", path, Some(&bad), None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{what}: {body}");
+        assert_eq!(
+            headers["content-type"], "application/problem+json",
+            "{what}"
+        );
+    }
+
+    // A burst over the check budget (6 a minute: a burst of 2) is refused with Retry-After and
+    // the design's body; the budget is per caller.
+    let profile = json!({"profile": {"identity": {"age": 70}}});
+    let mut statuses = Vec::new();
+    let mut refusal = None;
+    for _ in 0..5 {
+        let (status, headers, body) = api
+            .call(
+                "POST",
+                "/api/v1/eligibility/check",
+                Some(&good),
+                Some(profile.to_string()),
+            )
+            .await;
+        statuses.push(status);
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            refusal = Some((headers, body));
+        }
+    }
+    assert_eq!(statuses[0], StatusCode::OK);
+    let (headers, body) = refusal.unwrap_or_else(|| panic!("no 429 in {statuses:?}"));
+    assert!(
+        headers["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            >= 1
+    );
+    assert_eq!(body["error"], "rate_limit_exceeded");
+    assert_eq!(body["status"], 429);
+    let other = token(Role::Auditor, "audit-2", &[]);
+    assert_eq!(
+        api.call(
+            "POST",
+            "/api/v1/eligibility/check",
+            Some(&other),
+            Some(profile.to_string())
+        )
+        .await
+        .0,
+        StatusCode::OK
+    );
+
+    // Bodies: over 64 KiB is 413; unknown routes are problems too.
+    let big = json!({"profile": {"identity": {"age": 70}}, "as_of": "x".repeat(70 * 1024)});
+    let (status, headers, _) = api
+        .call(
+            "POST",
+            "/api/v1/eligibility/check",
+            Some(&other),
+            Some(big.to_string()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(headers["content-type"], "application/problem+json");
+    assert_eq!(
+        api.get("/api/v1/nothing-here", Some(&good)).await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    // Admin routes from outside the allowed networks do not exist, even for an admin.
+    let admin = token(Role::Admin, "rules-1", &[]);
+    let (status, _, _) = api
+        .call(
+            "POST",
+            "/api/v1/rules/validate",
+            Some(&admin),
+            Some("rule_id: x".into()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
