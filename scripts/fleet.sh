@@ -15,12 +15,18 @@
 #                             re-evaluate every citizen end to end (FLEET_BENCH_EVALUATORS,
 #                             default 1: one run per evaluator count; the rule's copies are
 #                             re-evaluated by each partition's owner in parallel)
+#   scripts/fleet.sh api-bench   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000)
+#                             stored through the fleet, then `eligibility api serve` and wrk
+#                             (installed if missing) on GET /api/v1/eligibility/{user_id}: a
+#                             first pass reading each user in turn (cache misses, PostgreSQL),
+#                             then random users (the cache); requests/s and latency percentiles
+#                             (API_BENCH_SECONDS per pass, default 30; API_BENCH_CONNECTIONS, 64)
 # Each run uses a fresh database (eligibility_demo / eligibility_bench) and a new consumer group
 # that starts at the topics' current ends; the worker is stopped (SIGTERM) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-demo}
-case "$mode" in demo|bench|rule-change) ;; *) echo "usage: scripts/fleet.sh [demo|bench|rule-change]" >&2; exit 2 ;; esac
+case "$mode" in demo|bench|rule-change|api-bench) ;; *) echo "usage: scripts/fleet.sh [demo|bench|rule-change|api-bench]" >&2; exit 2 ;; esac
 
 scripts/stack.sh up >/dev/null
 eval "$(scripts/stack.sh env)"
@@ -74,6 +80,8 @@ run_once() {
   FLEET_METRICS_ADDRS=$(IFS=,; echo "${addrs[*]}")
   if [ "$mode" = demo ]; then
     "$bin/fleet_traffic" demo
+  elif [ "$mode" = api-bench ]; then
+    api_bench
   elif [ "$mode" = rule-change ]; then
     "$bin/fleet_traffic" rule-change --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-100000}" --rule "${FLEET_BENCH_RULE:-schemes/central/ignoaps.yaml}"
@@ -93,6 +101,30 @@ run_once() {
     done
   fi
   stop
+}
+
+# api_bench: the population through the fleet, then the API under wrk.
+api_bench() {
+  local users=${FLEET_BENCH_USERS:-100000} seconds=${API_BENCH_SECONDS:-30}
+  local connections=${API_BENCH_CONNECTIONS:-64} api=127.0.0.1:8080 metrics=127.0.0.1:9470
+  command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+  "$bin/fleet_traffic" populate --group "$ELIGIBILITY_CONSUMER_GROUP" --users "$users"
+  export ELIGIBILITY_API_JWT_SECRET="api-bench-secret-of-at-least-32-bytes"
+  ELIGIBILITY_API_ADDR=$api ELIGIBILITY_HTTP_ADDR=$metrics \
+    ELIGIBILITY_API_RATE_LIMITS="read=100000000/100000000,check=60/60,evaluate=5/3,admin=10/10,public=600/600" \
+    "$bin/eligibility" api serve >target/fleet-api-bench-api.log 2>&1 &
+  workers+=("$!")
+  for _ in $(seq 1 120); do curl -sf "http://$metrics/readyz" >/dev/null && break; sleep 0.5; done
+  curl -sf "http://$metrics/readyz" >/dev/null || { tail -20 target/fleet-api-bench-api.log >&2; exit 1; }
+  export API_BENCH_TOKEN API_BENCH_USERS=$users API_BENCH_THREADS=2
+  API_BENCH_TOKEN=$("$bin/eligibility" api token --role auditor --sub api-bench --ttl 3600)
+  cache() { curl -sf "http://$metrics/metrics" | awk '/^eligibility_api_cache_total/{print $1, $2}' | tr '\n' ' '; }
+  for pass in sequential random; do
+    echo "== pass: $pass ($users users, $connections connections, ${seconds}s); cache before: $(cache)"
+    API_BENCH_MODE=$pass wrk -t2 -c"$connections" -d"${seconds}s" --latency \
+      -s scripts/api_bench.lua "http://$api"
+    echo "   cache after: $(cache)"
+  done
 }
 
 if [ "$mode" = bench ]; then

@@ -254,6 +254,49 @@ def explainer() -> Board:
     return b
 
 
+def api() -> Board:
+    b = Board("eligibility-api", "Eligibility / API",
+              "The HTTP API (eligibility api serve): request rate, latency, refusals and the cache. "
+              "Metrics: docs/metrics.md.")
+    requests = f"rate(eligibility_api_requests_total{{{NS}}}[{RI}])"
+
+    b.row("Overview")
+    b.stat("Requests / s", "API requests answered per second.", f"sum({requests})", "reqps", [("blue", None)])
+    b.stat("5xx share", "Share of requests answered with a server error (storage or broker unavailable).",
+           f'sum(rate(eligibility_api_requests_total{{{NS}, status=~"5.."}}[{RI}])) / sum({requests})',
+           "percentunit", [("green", None), ("orange", 0.01), ("red", 0.05)])
+    b.stat("429 share", "Share of requests refused by a rate limit.",
+           f'sum(rate(eligibility_api_requests_total{{{NS}, status="429"}}[{RI}])) / sum({requests})',
+           "percentunit", [("green", None), ("orange", 0.05), ("red", 0.2)])
+    b.stat("Cache hit ratio", "Result-list reads served from Redis.",
+           f'sum(rate(eligibility_api_cache_total{{{NS}, outcome="hit"}}[{RI}])) / '
+           f"sum(rate(eligibility_api_cache_total{{{NS}}}[{RI}]))", "percentunit",
+           [("red", None), ("orange", 0.5), ("green", 0.8)])
+
+    b.row("Traffic")
+    b.timeseries("Requests by route", "Requests per second by route template.",
+                 [target(f"sum by (route) ({requests})", "{{route}}", "A")], "reqps", stack=True)
+    b.timeseries("Requests by status", "Requests per second by HTTP status (4xx: refused input or "
+                 "authorisation; 429: rate limits; 5xx: dependencies).",
+                 [target(f"sum by (status) ({requests})", "{{status}}", "A")], "reqps", stack=True)
+    b.timeseries("4xx, 5xx and 429", "Refusals and failures per second.",
+                 [target(f'sum(rate(eligibility_api_requests_total{{{NS}, status=~"4..", status!="429"}}[{RI}]))',
+                         "4xx (not 429)", "A"),
+                  target(f'sum(rate(eligibility_api_requests_total{{{NS}, status="429"}}[{RI}]))', "429", "B"),
+                  target(f'sum(rate(eligibility_api_requests_total{{{NS}, status=~"5.."}}[{RI}]))', "5xx", "C")],
+                 "reqps")
+
+    b.row("Latency")
+    b.timeseries("Latency", "Request to response, all routes.",
+                 quantiles("eligibility_api_request_seconds", ""), "s")
+    b.timeseries("p99 latency by route", "99th percentile by route template.",
+                 quantiles("eligibility_api_request_seconds", "route", qs=(0.99,)), "s")
+    b.timeseries("Cache reads", "Result-list reads per second from Redis (hit) and PostgreSQL (miss).",
+                 [target(f"sum by (outcome) (rate(eligibility_api_cache_total{{{NS}}}[{RI}]))", "{{outcome}}", "A")],
+                 "ops", stack=True)
+    return b
+
+
 def render(board: Board) -> str:
     return json.dumps(board.to_json(), indent=2, sort_keys=False) + "\n"
 
@@ -263,7 +306,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="fail if dashboards/ differs from the generated JSON")
     args = ap.parse_args()
     stale = []
-    for board in (evaluator(), explainer()):
+    for board in (evaluator(), explainer(), api()):
         path = OUT_DIR / f"{board.uid}.json"
         text = render(board)
         if args.check:

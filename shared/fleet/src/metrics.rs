@@ -25,6 +25,9 @@ pub const ORACLE_CHECKS: &str = "eligibility_oracle_checks_total";
 pub const EXPLANATION_FALLBACKS: &str = "eligibility_explanation_fallbacks_total";
 pub const RECORDS_ROUTED: &str = "eligibility_records_routed_total";
 pub const RULES_HELD: &str = "eligibility_rules_held";
+pub const API_REQUESTS: &str = "eligibility_api_requests_total";
+pub const API_REQUEST_DURATION: &str = "eligibility_api_request_seconds";
+pub const API_CACHE: &str = "eligibility_api_cache_total";
 
 const BATCH_BUCKETS: &[f64] = &[
     1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0,
@@ -35,6 +38,9 @@ const EVALUATION_BUCKETS: &[f64] = &[
 ];
 const STORE_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+const API_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 const LLM_BUCKETS: &[f64] = &[
     0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 60.0,
@@ -51,6 +57,7 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
         (BATCH_ENGINE_DURATION, EVALUATION_BUCKETS),
         (STORE_DURATION, STORE_BUCKETS),
         (LLM_REQUEST_DURATION, LLM_BUCKETS),
+        (API_REQUEST_DURATION, API_BUCKETS),
     ] {
         builder = builder.set_buckets_for_metric(Matcher::Full(name.to_string()), buckets)?;
     }

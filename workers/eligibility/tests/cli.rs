@@ -632,6 +632,7 @@ fn the_configuration_page_lists_exactly_the_variables_the_help_shows() {
         &["topics", "create", "--help"],
         &["audit", "verify", "--help"],
         &["schema-registry", "--help"],
+        &["api", "serve", "--help"],
     ] {
         let out = run(command);
         assert!(out.status.success(), "{command:?}: {}", stderr(&out));

@@ -187,13 +187,13 @@ async fn user_results(
     if let Ok(Some(text)) = service.cache.get(&key).await
         && let Ok(results) = serde_json::from_str::<UserResults>(&text)
     {
-        metrics::counter!("eligibility_api_cache_total", "outcome" => "hit").increment(1);
+        metrics::counter!(fleet::metrics::API_CACHE, "outcome" => "hit").increment(1);
         if !caller.may_read_user(user_id, results.state.as_deref()) {
             return Err(Problem::not_found());
         }
         return Ok(results);
     }
-    metrics::counter!("eligibility_api_cache_total", "outcome" => "miss").increment(1);
+    metrics::counter!(fleet::metrics::API_CACHE, "outcome" => "miss").increment(1);
     let stored = stored_user(service, caller, user_id, Caller::may_read_user).await?;
     let results = results_of(user_id, &stored);
     let text = serde_json::to_string(&results).expect("serialisable");

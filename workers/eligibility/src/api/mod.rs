@@ -409,9 +409,9 @@ async fn record(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let response = next.run(request).await;
     let status = response.status().as_u16().to_string();
-    metrics::counter!("eligibility_api_requests_total", "route" => route.clone(), "status" => status)
+    metrics::counter!(fleet::metrics::API_REQUESTS, "route" => route.clone(), "status" => status)
         .increment(1);
-    metrics::histogram!("eligibility_api_request_seconds", "route" => route)
+    metrics::histogram!(fleet::metrics::API_REQUEST_DURATION, "route" => route)
         .record(started.elapsed().as_secs_f64());
     response
 }
