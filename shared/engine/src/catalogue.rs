@@ -66,6 +66,10 @@ pub struct FieldSpec {
     pub max: Option<f64>,
     #[serde(default)]
     pub description: String,
+    /// How a citizen is asked for the field when it is missing ("Tell us whether your household
+    /// is on the BPL list"); every boolean field has one.
+    #[serde(default)]
+    pub question: Option<String>,
 }
 
 impl FieldSpec {
@@ -113,6 +117,12 @@ impl Catalogue {
             if field.name.split('.').count() != 2 {
                 return Err(EngineError::Catalogue(format!(
                     "field {:?}: names are `namespace.field`",
+                    field.name
+                )));
+            }
+            if field.field_type == FieldType::Boolean && field.question.is_none() {
+                return Err(EngineError::Catalogue(format!(
+                    "field {:?}: a boolean field needs a `question` (how a citizen is asked for it)",
                     field.name
                 )));
             }

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::catalogue::{Catalogue, FieldSpec};
+use crate::catalogue::{Catalogue, FieldSpec, FieldType};
 use crate::date::Date;
 use crate::eval::{NodeTruths, leaf_truth};
 use std::fmt;
@@ -205,6 +205,11 @@ impl fmt::Display for GapText<'_> {
                 "Your {name} must be {not}{requirement}; it is {}",
                 ShownValue(spec, actual)
             ),
+            // A yes/no fact is asked for plainly: "it is needed to check that it is yes" says
+            // nothing a citizen can act on.
+            (_, None) if spec.field_type == FieldType::Boolean => {
+                f.write_str(spec.question.as_deref().unwrap_or(name))
+            }
             _ => write!(
                 f,
                 "We do not have your {name}; it is needed to check that it is {not}{requirement}"

@@ -1678,3 +1678,31 @@ fn a_tier_condition_is_validated_like_eligibility_with_its_path() {
         "{problems:#?}"
     );
 }
+
+/// docs/semantics.md, "Evaluation" 6: a missing yes/no fact is asked for with the catalogue's
+/// question, not as "it is needed to check that it is yes"; a catalogue whose boolean field has
+/// no question is refused, naming the field.
+#[test]
+fn a_missing_yes_no_fact_is_asked_with_its_question() {
+    let rule = rule(
+        "{operator: AND, conditions: [{field: economic.bpl_status, operator: eq, value: true}]}",
+    );
+    let catalogue = Catalogue::bundled();
+    let nothing = profile(json!({}));
+    let e = evaluate(&catalogue, &rule, &nothing, date(AS_OF)).unwrap();
+    let gaps = serde_json::to_value(&e.gaps).unwrap();
+    assert_eq!(
+        gaps[0]["gap_description"],
+        "Tell us whether your household is on the Below Poverty Line (BPL) list"
+    );
+    let without_question = r#"{"catalogue_version": 9, "description": "", "fields": [
+        {"name": "economic.flag", "type": "boolean", "label": "flag"}]}"#;
+    let refused = Catalogue::from_json(without_question)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        refused.contains("economic.flag") && refused.contains("question"),
+        "{refused}"
+    );
+}
