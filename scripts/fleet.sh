@@ -20,7 +20,9 @@
 #                             (installed if missing) on GET /api/v1/eligibility/{user_id}: a
 #                             first pass reading each user in turn (cache misses, PostgreSQL),
 #                             then random users (the cache); requests/s and latency percentiles
-#                             (API_BENCH_SECONDS per pass, default 30; API_BENCH_CONNECTIONS, 64)
+#                             (API_BENCH_FIRST_SECONDS for the first pass, default 60, long
+#                             enough to read every user once; API_BENCH_SECONDS for the second,
+#                             default 30; API_BENCH_CONNECTIONS, 64)
 # Each run uses a fresh database (eligibility_demo / eligibility_bench) and a new consumer group
 # that starts at the topics' current ends; the worker is stopped (SIGTERM) at the end.
 set -euo pipefail
@@ -105,7 +107,7 @@ run_once() {
 
 # api_bench: the population through the fleet, then the API under wrk.
 api_bench() {
-  local users=${FLEET_BENCH_USERS:-100000} seconds=${API_BENCH_SECONDS:-30}
+  local users=${FLEET_BENCH_USERS:-100000} first=${API_BENCH_FIRST_SECONDS:-60} seconds=${API_BENCH_SECONDS:-30}
   local connections=${API_BENCH_CONNECTIONS:-64} api=127.0.0.1:8080 metrics=127.0.0.1:9470
   command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
   "$bin/fleet_traffic" populate --group "$ELIGIBILITY_CONSUMER_GROUP" --users "$users"
@@ -120,8 +122,10 @@ api_bench() {
   API_BENCH_TOKEN=$("$bin/eligibility" api token --role auditor --sub api-bench --ttl 3600)
   cache() { curl -sf "http://$metrics/metrics" | awk '/^eligibility_api_cache_total/{print $1, $2}' | tr '\n' ' '; }
   for pass in sequential random; do
-    echo "== pass: $pass ($users users, $connections connections, ${seconds}s); cache before: $(cache)"
-    API_BENCH_MODE=$pass wrk -t2 -c"$connections" -d"${seconds}s" --latency \
+    local duration=$seconds
+    [ "$pass" = sequential ] && duration=$first
+    echo "== pass: $pass ($users users, $connections connections, ${duration}s); cache before: $(cache)"
+    API_BENCH_MODE=$pass wrk -t2 -c"$connections" -d"${duration}s" --latency \
       -s scripts/api_bench.lua "http://$api"
     echo "   cache after: $(cache)"
   done

@@ -7,6 +7,12 @@ fn main() {
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     collect(&root, &mut files);
+    // An engine without its corpus would evaluate nothing and say nothing: refuse to build it.
+    assert!(
+        !files.is_empty(),
+        "no rule files (*.yaml) under {}: the bundled corpus is missing",
+        root.display()
+    );
     files.sort();
     let mut out = String::from(
         "/// The bundled corpus: (path under `schemes/`, YAML text), sorted by path.\npub const BUNDLED_RULES: &[(&str, &str)] = &[\n",
@@ -27,9 +33,8 @@ fn main() {
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
+    let entries = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read the corpus directory {}: {e}", dir.display()));
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {

@@ -66,6 +66,14 @@ enum What {
         #[arg(long)]
         group: String,
     },
+    /// Create citizens through the fleet (user ids usr_00000000, usr_00000001, ...) and wait
+    /// until every one is evaluated and stored: the population an API benchmark reads.
+    Populate {
+        #[arg(long, default_value_t = 100_000)]
+        users: usize,
+        #[arg(long)]
+        group: String,
+    },
     /// Measure the re-evaluation of every citizen after one rule changes.
     RuleChange {
         /// Citizens created before the rule changes.
@@ -220,6 +228,12 @@ async fn main() -> Result<()> {
             group,
         } => bench(&env, users, updates, &rates, workload, &group).await,
         What::RuleChange { users, rule, group } => rule_change(&env, users, &rule, &group).await,
+        What::Populate { users, group } => {
+            let pool = fleet::postgres::pool(&env.database_url, 1)?;
+            create_citizens(&env, &pool, &group, users)
+                .await
+                .map(|_| ())
+        }
     }
 }
 

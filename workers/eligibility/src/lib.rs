@@ -22,3 +22,4 @@ pub mod evaluator;
 pub mod explainer;
 pub mod replay;
 pub mod rules_source;
+pub mod simulate;

@@ -38,7 +38,6 @@ use super::{citizens, problem, rules};
         rules::Validation,
         rules::ValidationProblem,
         rules::SimulateRequest,
-        rules::Simulation,
     )),
     modifiers(&BearerAuth)
 )]

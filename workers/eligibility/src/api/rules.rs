@@ -2,14 +2,13 @@
 //! conflicts among the rules in effect, and the admin routes that validate a rule document and
 //! simulate it against the stored population (docs/api.md, "Routes").
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::HeaderMap;
-use engine::{Date, Profile, Verdict};
+use engine::Date;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -19,6 +18,7 @@ use super::body::{self, JsonBody, TextBody};
 use super::limits::Class;
 use super::problem::{Problem, ProblemBody};
 use super::service::Service;
+use crate::simulate;
 
 /// The parts of a rule document the public does not see: who wrote it and the curators' notes.
 const REDACTED: [&str; 2] = ["last_modified_by", "last_modified_at"];
@@ -214,26 +214,12 @@ pub struct SimulateRequest {
     pub as_of: Option<String>,
 }
 
-/// Who would gain and who would lose.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Simulation {
-    pub scheme_id: String,
-    pub proposed_rule_id: String,
-    /// The version the proposal is compared with; none for a new scheme.
-    pub current_rule_id: Option<String>,
-    pub as_of: String,
-    pub citizens: usize,
-    /// Per state: "FROM->TO" → count (NOT_APPLICABLE where a version does not apply).
-    pub transitions: BTreeMap<String, BTreeMap<String, usize>>,
-    /// Up to 20 user ids whose verdict would change.
-    pub affected_sample: Vec<String>,
-}
-
 const MAX_SAMPLE: u32 = 100_000;
 
 #[utoipa::path(post, path = "/api/v1/rules/simulate", tag = "rules (admin)",
     request_body = SimulateRequest,
-    responses((status = 200, body = Simulation), (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
+    responses((status = 200, description = "Per changed scheme and state: verdict transitions, monthly outlay before and after, newly blocking gaps, affected user ids; conflicts introduced", body = Object),
+              (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
               (status = 413, body = ProblemBody), (status = 422, body = ProblemBody), (status = 429, body = ProblemBody)),
     security(("bearer" = [])))]
 pub async fn simulate(
@@ -241,7 +227,7 @@ pub async fn simulate(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: JsonBody<SimulateRequest>,
-) -> Result<Json<Simulation>, Problem> {
+) -> Result<Json<Value>, Problem> {
     admin(&service, client, &headers)?;
     let request = body.0?;
     let sample = request.sample.unwrap_or(10_000);
@@ -255,7 +241,7 @@ pub async fn simulate(
         None => crate::commands::evaluate::today(),
     };
     let book = service.book();
-    let proposed = engine::load::parse_rule_yaml(&book.catalogue, &request.rule_yaml, "proposal")
+    let proposal = engine::load::parse_rule_yaml(&book.catalogue, &request.rule_yaml, "proposal")
         .map_err(|problems| {
         Problem::invalid_body(
             problems
@@ -264,57 +250,22 @@ pub async fn simulate(
                 .collect(),
         )
     })?;
-    let current = book
-        .rules
-        .in_effect(as_of)
-        .into_iter()
-        .find(|r| r.scheme_id == proposed.scheme_id);
-    let db = service.pool.get().await?;
-    let state_filter: Option<&str> = (!proposed.is_central()).then_some(proposed.state.as_str());
-    let rows = db
-        .query(
-            "SELECT c.user_id, s.profile::text, c.state
-             FROM profile_current c JOIN profile_snapshots s ON s.input_hash = c.input_hash
-             WHERE $1::text IS NULL OR c.state = $1
-             ORDER BY c.user_id LIMIT $2",
-            &[&state_filter, &i64::from(sample)],
-        )
-        .await?;
-    let verdict_of = |rule: Option<&engine::Rule>, profile: &Profile| -> Verdict {
-        match rule {
-            Some(rule) if engine::temporal::applicability(rule, as_of).is_applicable() => {
-                engine::outcome(rule, profile, as_of).verdict
-            }
-            _ => Verdict::NotApplicable,
-        }
-    };
-    let mut transitions: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut affected_sample = Vec::new();
-    for row in &rows {
-        let user_id: String = row.get(0);
-        let json: Value = serde_json::from_str(row.get::<_, &str>(1))
-            .map_err(|e| Problem::from(anyhow::anyhow!("stored profile of {user_id}: {e}")))?;
-        let profile = Profile::from_json(&book.catalogue, &json, &user_id)
-            .map_err(|r| Problem::from(anyhow::anyhow!("stored profile of {user_id}: {r}")))?;
-        let before = verdict_of(current, &profile);
-        let after = verdict_of(Some(&proposed), &profile);
-        let state: Option<String> = row.get(2);
-        *transitions
-            .entry(state.unwrap_or_else(|| "unknown".into()))
-            .or_default()
-            .entry(format!("{}->{}", before.name(), after.name()))
-            .or_default() += 1;
-        if before != after && affected_sample.len() < 20 {
-            affected_sample.push(user_id);
-        }
-    }
-    Ok(Json(Simulation {
-        scheme_id: proposed.scheme_id.clone(),
-        proposed_rule_id: proposed.rule_id.clone(),
-        current_rule_id: current.map(|r| r.rule_id.clone()),
-        as_of: as_of.to_string(),
-        citizens: rows.len(),
-        transitions,
-        affected_sample,
-    }))
+    let state = (!proposal.is_central()).then(|| proposal.state.clone());
+    let proposed = simulate::with_proposals(&book.rules, vec![proposal]);
+    let population = simulate::stored_population(
+        &service.pool,
+        &book.catalogue,
+        state.as_deref(),
+        "",
+        sample as usize,
+    )
+    .await?;
+    let simulation = simulate::Simulation::new(&book.catalogue, &book.rules, &proposed, as_of);
+    let mut diff = simulation.diff();
+    diff.conflicts_introduced = simulation.conflicts_introduced(&book.rules, &proposed);
+    // The API's CPU serves requests: the simulation stays off any GPU.
+    let engine = kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Cpu, 0)
+        .map_err(|e| Problem::from(anyhow::anyhow!("{e}")))?;
+    simulation.run(&engine, &population, &mut diff)?;
+    Ok(Json(serde_json::to_value(&diff).expect("serialisable")))
 }

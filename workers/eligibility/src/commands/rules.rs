@@ -27,6 +27,10 @@ pub enum RulesCommand {
     },
     /// Print a rule's hash (SHA-256 of the RFC 8785 canonical JSON of the document).
     Hash { file: PathBuf },
+    /// Who gains and who loses: the rules in RULES (a file or a directory) added to the current
+    /// set, against a population; per scheme and state, verdict transitions, monthly outlay,
+    /// newly blocking gaps, affected users, conflicts introduced (docs/releases.md).
+    Simulate(SimulateArgs),
     /// Run the hand-written test citizens in CASES (a case file or a directory of them) against
     /// the rules in RULES; every failing case is listed, and the exit status is 1 if any fails.
     Cases { rules: PathBuf, cases: PathBuf },
@@ -36,6 +40,29 @@ pub enum RulesCommand {
 pub enum Format {
     Text,
     Json,
+}
+
+#[derive(clap::Args)]
+pub struct SimulateArgs {
+    /// The proposed rule file(s): a YAML file or a directory of them.
+    #[arg(long)]
+    pub rules: PathBuf,
+    /// The current rule set (default: the bundled corpus).
+    #[arg(long)]
+    pub base: Option<PathBuf>,
+    /// `postgres` (the stored population: ELIGIBILITY_DATABASE_URL) or `synthetic:N`.
+    #[arg(long, default_value = "synthetic:100000")]
+    pub population: String,
+    /// The evaluation date (YYYY-MM-DD); default: today (UTC).
+    #[arg(long)]
+    pub as_of: Option<String>,
+    /// Batch engine: auto (the GPU for big batches when the build has one) | cpu | gpu.
+    #[arg(long, default_value = "auto")]
+    pub engine: kernels::engine_select::EngineChoice,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub database: fleet::config::DatabaseArgs,
 }
 
 pub fn run(command: RulesCommand) -> Result<ExitCode> {
@@ -87,6 +114,7 @@ pub fn run(command: RulesCommand) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        RulesCommand::Simulate(args) => crate::simulate::command(&catalogue, args),
         RulesCommand::Cases { rules, cases } => {
             let rules = load(&catalogue, Some(&rules))?;
             let files = engine::cases::load_dir(&cases)?;

@@ -1,0 +1,594 @@
+//! Who gains and who loses: a proposed rule set against a population, before it goes live
+//! (docs/releases.md, "Population diff"). `eligibility rules simulate` runs it over the stored
+//! population or synthetic citizens; the API's `POST /rules/simulate` over a stored sample.
+//!
+//! Only the schemes whose version in effect on `as_of` differs between the two sets are
+//! evaluated, with the batch engine (the GPU kernels when `auto` finds a device and the batch is
+//! big), old and new side by side. Per scheme and state it counts each verdict transition, the
+//! change in monthly outlay (each eligible citizen's amount, tiers applied), the gaps that newly
+//! block citizens, and keeps a sample of affected user ids.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use engine::columns::ProfileColumns;
+use engine::program::Program;
+use engine::{Catalogue, Date, Outcome, Profile, Rule, RuleSet, Verdict};
+use kernels::engine_select::Engine;
+use serde::Serialize;
+
+/// One citizen of the population.
+pub struct Citizen {
+    pub user_id: String,
+    /// `demographics.state`; None covers every state's schemes.
+    pub state: Option<String>,
+    pub profile: Profile,
+}
+
+/// A scheme whose version in effect changes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub scheme_id: String,
+    /// The version in effect now; None for a new scheme.
+    pub from_rule: Option<String>,
+    /// The proposed version; None where the proposal ends the scheme.
+    pub to_rule: Option<String>,
+    /// `central` or the scheme's state.
+    pub state: String,
+}
+
+/// The whole difference.
+#[derive(Debug, Default, Serialize)]
+pub struct Diff {
+    pub as_of: String,
+    pub citizens: usize,
+    pub changes: Vec<Change>,
+    /// scheme id → state → what changes there.
+    pub schemes: BTreeMap<String, BTreeMap<String, StateDiff>>,
+    /// Conflicts the proposal brings (the detector's findings on the proposed set that the
+    /// current set does not have).
+    pub conflicts_introduced: Vec<serde_json::Value>,
+    /// Which engine evaluated the batches.
+    pub engine: String,
+}
+
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct StateDiff {
+    /// "FROM->TO" → citizens (unchanged verdicts included, e.g. "ELIGIBLE->ELIGIBLE").
+    pub transitions: BTreeMap<String, usize>,
+    /// Monthly outlay to the citizens eligible before and after, ₹ (annual amounts / 12; one-time
+    /// and in-kind benefits are not in it).
+    pub monthly_outlay_before_inr: f64,
+    pub monthly_outlay_after_inr: f64,
+    /// Field → citizens whose verdict got worse with a gap on it under the proposal.
+    pub newly_blocking_gaps: BTreeMap<String, usize>,
+    /// Up to [`SAMPLE`] user ids whose verdict changes.
+    pub affected_sample: Vec<String>,
+}
+
+/// Affected user ids kept per scheme and state.
+pub const SAMPLE: usize = 10;
+
+/// The schemes a proposal changes, and their versions before and after.
+pub struct Simulation<'a> {
+    catalogue: &'a Catalogue,
+    as_of: Date,
+    changes: Vec<Change>,
+    before: Vec<Option<&'a Rule>>,
+    after: Vec<Option<&'a Rule>>,
+}
+
+impl<'a> Simulation<'a> {
+    /// `current` is the rule set in effect; `proposed` the set with the proposal applied.
+    pub fn new(
+        catalogue: &'a Catalogue,
+        current: &'a RuleSet,
+        proposed: &'a RuleSet,
+        as_of: Date,
+    ) -> Simulation<'a> {
+        let index = |set: &'a RuleSet| -> BTreeMap<&'a str, &'a Rule> {
+            set.in_effect(as_of)
+                .into_iter()
+                .map(|r| (r.scheme_id.as_str(), r))
+                .collect()
+        };
+        let (now, next) = (index(current), index(proposed));
+        let schemes: BTreeSet<&str> = now.keys().chain(next.keys()).copied().collect();
+        let mut simulation = Simulation {
+            catalogue,
+            as_of,
+            changes: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+        };
+        for scheme in schemes {
+            let (before, after) = (now.get(scheme).copied(), next.get(scheme).copied());
+            if before.map(|r| &r.rule_hash) == after.map(|r| &r.rule_hash) {
+                continue;
+            }
+            let state = after
+                .or(before)
+                .map_or_else(|| "central".into(), |r| r.state.clone());
+            simulation.changes.push(Change {
+                scheme_id: scheme.to_string(),
+                from_rule: before.map(|r| r.rule_id.clone()),
+                to_rule: after.map(|r| r.rule_id.clone()),
+                state,
+            });
+            simulation.before.push(before);
+            simulation.after.push(after);
+        }
+        simulation
+    }
+
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    /// Evaluates one chunk of citizens and adds what it finds to `diff`.
+    pub fn run(
+        &self,
+        engine: &Engine,
+        citizens: &[Citizen],
+        diff: &mut Diff,
+    ) -> anyhow::Result<()> {
+        if self.changes.is_empty() || citizens.is_empty() {
+            diff.citizens += citizens.len();
+            return Ok(());
+        }
+        let profiles: Vec<Profile> = citizens.iter().map(|c| c.profile.clone()).collect();
+        let columns = ProfileColumns::new(self.catalogue, &profiles);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let outcomes = |rules: &[Option<&'a Rule>]| -> anyhow::Result<(
+            Vec<Option<usize>>,
+            Option<kernels::engine_select::Evaluated>,
+            String,
+        )> {
+            let present: Vec<&Rule> = rules.iter().flatten().copied().collect();
+            let mut slot = Vec::with_capacity(rules.len());
+            let mut next = 0;
+            for rule in rules {
+                slot.push(rule.map(|_| {
+                    next += 1;
+                    next - 1
+                }));
+            }
+            if present.is_empty() {
+                return Ok((slot, None, String::new()));
+            }
+            let program = Program::compile(&present);
+            let (evaluated, used) =
+                engine.evaluate(&program, &present, &columns, self.as_of, threads)?;
+            Ok((slot, Some(evaluated), format!("{used:?}")))
+        };
+        let (slot_before, before, used_before) = outcomes(&self.before)?;
+        let (slot_after, after, used_after) = outcomes(&self.after)?;
+        diff.engine = if used_after.is_empty() {
+            used_before
+        } else {
+            used_after
+        };
+        diff.citizens += citizens.len();
+        for (s, change) in self.changes.iter().enumerate() {
+            let code = |evaluated: &Option<kernels::engine_select::Evaluated>,
+                        slot: Option<usize>,
+                        i: usize| {
+                match (evaluated, slot) {
+                    (Some(e), Some(rule)) => Outcome::from_code(e.code(i, rule)).verdict,
+                    _ => Verdict::NotApplicable,
+                }
+            };
+            for (i, citizen) in citizens.iter().enumerate() {
+                if change.state != "central"
+                    && citizen
+                        .state
+                        .as_deref()
+                        .is_some_and(|st| st != change.state)
+                {
+                    continue;
+                }
+                let was = code(&before, slot_before[s], i);
+                let now = code(&after, slot_after[s], i);
+                let state = citizen.state.clone().unwrap_or_else(|| "unknown".into());
+                let entry = diff
+                    .schemes
+                    .entry(change.scheme_id.clone())
+                    .or_default()
+                    .entry(state)
+                    .or_default();
+                *entry
+                    .transitions
+                    .entry(format!("{}->{}", was.name(), now.name()))
+                    .or_default() += 1;
+                if was == Verdict::Eligible {
+                    entry.monthly_outlay_before_inr += monthly(self.before[s], &citizen.profile);
+                }
+                if now == Verdict::Eligible {
+                    entry.monthly_outlay_after_inr += monthly(self.after[s], &citizen.profile);
+                }
+                if was == now {
+                    continue;
+                }
+                if entry.affected_sample.len() < SAMPLE {
+                    entry.affected_sample.push(citizen.user_id.clone());
+                }
+                if rank(now) < rank(was)
+                    && let Some(rule) = self.after[s]
+                {
+                    let (_, gaps) = engine::eval::outcome_with_gaps(
+                        self.catalogue,
+                        rule,
+                        &citizen.profile,
+                        self.as_of,
+                    );
+                    let fields: BTreeSet<&str> = gaps.iter().map(|g| g.field).collect();
+                    for field in fields {
+                        *entry
+                            .newly_blocking_gaps
+                            .entry(field.to_string())
+                            .or_default() += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The conflicts in `proposed` that `current` does not have (by type and rules).
+    pub fn conflicts_introduced(
+        &self,
+        current: &RuleSet,
+        proposed: &RuleSet,
+    ) -> Vec<serde_json::Value> {
+        let key = |c: &engine::conflicts::Conflict| {
+            (format!("{:?}", c.conflict_type), c.rule_ids.clone())
+        };
+        let known: BTreeSet<_> = engine::conflicts::detect(self.catalogue, current)
+            .conflicts
+            .iter()
+            .map(key)
+            .collect();
+        engine::conflicts::detect(self.catalogue, proposed)
+            .conflicts
+            .iter()
+            .filter(|c| !known.contains(&key(c)))
+            .map(|c| serde_json::to_value(c).expect("serialisable"))
+            .collect()
+    }
+
+    pub fn diff(&self) -> Diff {
+        Diff {
+            as_of: self.as_of.to_string(),
+            changes: self.changes.clone(),
+            ..Diff::default()
+        }
+    }
+}
+
+/// How good a verdict is for the citizen (a fall in rank is a loss).
+fn rank(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Eligible => 3,
+        Verdict::PartialMatch => 2,
+        Verdict::NotEligible => 1,
+        Verdict::NotApplicable => 0,
+    }
+}
+
+/// The monthly amount `rule` pays `profile` (annual / 12), tiers applied; 0 where it has none.
+fn monthly(rule: Option<&Rule>, profile: &Profile) -> f64 {
+    let Some(estimate) = rule.and_then(|r| r.benefit_for(profile)) else {
+        return 0.0;
+    };
+    let number = |v: &Option<serde_json::Value>| v.as_ref().and_then(serde_json::Value::as_f64);
+    number(&estimate.monthly_inr)
+        .or_else(|| number(&estimate.annual_inr).map(|a| a / 12.0))
+        .unwrap_or(0.0)
+}
+
+/// `current` with `proposals` added (a proposal replaces nothing: as a higher version it wins
+/// where both are in effect, as in the fleet).
+pub fn with_proposals(current: &RuleSet, proposals: Vec<Rule>) -> RuleSet {
+    let mut rules = current.rules.clone();
+    rules.retain(|r| !proposals.iter().any(|p| p.rule_id == r.rule_id));
+    rules.extend(proposals);
+    RuleSet::from_rules(rules)
+}
+
+/// Citizens per batch: columns and outcome codes of a chunk stay small.
+const CHUNK: usize = 100_000;
+
+/// `eligibility rules simulate`.
+pub fn command(
+    catalogue: &Catalogue,
+    args: crate::commands::rules::SimulateArgs,
+) -> anyhow::Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let current = crate::rules_source::load(catalogue, args.base.as_deref())?;
+    let proposals = RuleSet::load_dir(catalogue, &args.rules)
+        .map_err(|e| anyhow::anyhow!("the proposed rules in {}: {e}", args.rules.display()))?;
+    let proposed = with_proposals(&current, proposals.rules);
+    let as_of = match &args.as_of {
+        Some(text) => Date::parse(text)
+            .with_context(|| format!("--as-of {text:?} is not a date YYYY-MM-DD"))?,
+        None => crate::commands::evaluate::today(),
+    };
+    let engine = Engine::new(args.engine, 0)
+        .map_err(|e| anyhow::anyhow!("--engine {:?}: {e}", args.engine))?;
+    let simulation = Simulation::new(catalogue, &current, &proposed, as_of);
+    let mut diff = simulation.diff();
+    diff.conflicts_introduced = simulation.conflicts_introduced(&current, &proposed);
+    let started = std::time::Instant::now();
+    match args.population.as_str() {
+        "postgres" => {
+            let url = args.database.url()?;
+            crate::commands::services::runtime()?.block_on(async {
+                let pool = fleet::postgres::pool_with_ca(
+                    &url,
+                    args.database.database_ca_file.as_deref(),
+                    2,
+                )?;
+                let mut after = String::new();
+                loop {
+                    let chunk = stored_population(&pool, catalogue, None, &after, CHUNK).await?;
+                    let Some(last) = chunk.last() else { break };
+                    after = last.user_id.clone();
+                    simulation.run(&engine, &chunk, &mut diff)?;
+                    eprintln!(
+                        "… {} citizens after {:.1}s",
+                        diff.citizens,
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+                anyhow::Ok(())
+            })?;
+        }
+        synthetic => {
+            let count: usize = synthetic
+                .strip_prefix("synthetic:")
+                .and_then(|n| n.parse().ok())
+                .with_context(|| {
+                    format!("--population {synthetic:?}: expected postgres or synthetic:N")
+                })?;
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let mut made = 0;
+            while made < count {
+                let n = CHUNK.min(count - made);
+                let spec = loadtest::citizens::CitizenSpec {
+                    seed: 17 + made as u64,
+                    missing_rate: 0.05,
+                    schemes: 0,
+                };
+                let citizens: Vec<Citizen> =
+                    loadtest::citizens::generate(catalogue, n, spec, threads)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, profile)| Citizen {
+                            user_id: format!("syn_{:08}", made + i),
+                            state: state_of(catalogue, &profile),
+                            profile,
+                        })
+                        .collect();
+                simulation.run(&engine, &citizens, &mut diff)?;
+                made += n;
+                eprintln!(
+                    "… {made} citizens after {:.1}s",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    match args.format {
+        crate::commands::rules::Format::Json => {
+            println!("{}", serde_json::to_string_pretty(&diff)?)
+        }
+        crate::commands::rules::Format::Text => print_text(&diff, seconds),
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `demographics.state` of a profile.
+pub fn state_of(catalogue: &Catalogue, profile: &Profile) -> Option<String> {
+    let field = catalogue.id("demographics.state")?;
+    Some(profile.get(field)?.scalar()?.as_str()?.to_string())
+}
+
+/// Up to `limit` stored citizens with user ids after `after`, in order; only `state`'s (and
+/// those without a state) when given.
+pub async fn stored_population(
+    pool: &deadpool_postgres::Pool,
+    catalogue: &Catalogue,
+    state: Option<&str>,
+    after: &str,
+    limit: usize,
+) -> anyhow::Result<Vec<Citizen>> {
+    let client = pool.get().await?;
+    let rows = client
+        .query(
+            "SELECT c.user_id, s.profile::text, c.state
+             FROM profile_current c JOIN profile_snapshots s ON s.input_hash = c.input_hash
+             WHERE c.user_id > $1 AND ($2::text IS NULL OR c.state = $2 OR c.state IS NULL)
+             ORDER BY c.user_id LIMIT $3",
+            &[&after, &state, &(limit as i64)],
+        )
+        .await?;
+    rows.iter()
+        .map(|row| {
+            let user_id: String = row.get(0);
+            let json: serde_json::Value = serde_json::from_str(row.get::<_, &str>(1))?;
+            let profile = Profile::from_json(catalogue, &json, &user_id)
+                .map_err(|r| anyhow::anyhow!("stored profile of {user_id}: {r}"))?;
+            Ok(Citizen {
+                user_id,
+                state: row.get(2),
+                profile,
+            })
+        })
+        .collect()
+}
+
+fn print_text(diff: &Diff, seconds: f64) {
+    println!(
+        "{} citizens on {} in {seconds:.1}s ({}); {} scheme(s) change",
+        diff.citizens,
+        diff.as_of,
+        diff.engine,
+        diff.changes.len()
+    );
+    for change in &diff.changes {
+        println!(
+            "\n{} ({}): {} -> {}",
+            change.scheme_id,
+            change.state,
+            change.from_rule.as_deref().unwrap_or("(new)"),
+            change.to_rule.as_deref().unwrap_or("(ended)")
+        );
+        for (state, d) in diff.schemes.get(&change.scheme_id).into_iter().flatten() {
+            let moved: Vec<String> = d
+                .transitions
+                .iter()
+                .filter(|(k, _)| k.split_once("->").is_some_and(|(a, b)| a != b))
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            let total: usize = d.transitions.values().sum();
+            let mut gaps: Vec<(&String, &usize)> = d.newly_blocking_gaps.iter().collect();
+            gaps.sort_by(|a, b| b.1.cmp(a.1));
+            println!(
+                "  {state:<18} {total:>8} citizens; changed: {}; monthly outlay ₹{:.0} -> ₹{:.0} ({:+.0}); newly blocking: {}; e.g. {}",
+                if moved.is_empty() {
+                    "none".to_string()
+                } else {
+                    moved.join(", ")
+                },
+                d.monthly_outlay_before_inr,
+                d.monthly_outlay_after_inr,
+                d.monthly_outlay_after_inr - d.monthly_outlay_before_inr,
+                gaps.iter()
+                    .take(3)
+                    .map(|(f, n)| format!("{f} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                d.affected_sample
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    for conflict in &diff.conflicts_introduced {
+        println!(
+            "conflict introduced: {}",
+            conflict["description"].as_str().unwrap_or_default()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::temporal::applicability;
+
+    /// The batch diff equals scalar evaluations of the two versions, citizen by citizen: the
+    /// transition counts, the outlay (tiers applied) and the affected users.
+    #[test]
+    fn the_diff_is_what_scalar_evaluation_of_both_versions_gives() {
+        let catalogue = Catalogue::bundled();
+        let current = RuleSet::bundled(&catalogue).unwrap();
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../schemes/central/ignoaps.yaml"
+        ))
+        .unwrap()
+        .replace("rule_central_ignoaps_002", "rule_central_ignoaps_009")
+        .replace("\nversion: 2\n", "\nversion: 9\n")
+        .replace(
+            "operator: \"gte\", value: 60",
+            "operator: \"gte\", value: 65",
+        );
+        let proposal = engine::load::parse_rule_yaml(&catalogue, &text, "proposal").unwrap();
+        let proposed = with_proposals(&current, vec![proposal]);
+        let as_of = Date::parse("2026-11-23").unwrap();
+        let simulation = Simulation::new(&catalogue, &current, &proposed, as_of);
+        assert_eq!(simulation.changes().len(), 1, "{:?}", simulation.changes());
+        let spec = loadtest::citizens::CitizenSpec {
+            seed: 5,
+            missing_rate: 0.05,
+            schemes: 0,
+        };
+        let citizens: Vec<Citizen> = loadtest::citizens::generate(&catalogue, 3000, spec, 2)
+            .into_iter()
+            .enumerate()
+            .map(|(i, profile)| Citizen {
+                user_id: format!("u{i}"),
+                state: state_of(&catalogue, &profile),
+                profile,
+            })
+            .collect();
+        let engine = Engine::new(kernels::engine_select::EngineChoice::Cpu, 0).unwrap();
+        let mut diff = simulation.diff();
+        simulation
+            .run(&engine, &citizens[..1000], &mut diff)
+            .unwrap();
+        simulation
+            .run(&engine, &citizens[1000..], &mut diff)
+            .unwrap();
+        assert_eq!(diff.citizens, 3000);
+
+        let old = current
+            .in_effect(as_of)
+            .into_iter()
+            .find(|r| r.scheme_id == "sch_ignoaps")
+            .unwrap();
+        let new = proposed
+            .in_effect(as_of)
+            .into_iter()
+            .find(|r| r.scheme_id == "sch_ignoaps")
+            .unwrap();
+        assert_eq!(new.rule_id, "rule_central_ignoaps_009");
+        let verdict = |rule: &Rule, p: &Profile| {
+            if applicability(rule, as_of).is_applicable() {
+                engine::outcome(rule, p, as_of).verdict
+            } else {
+                Verdict::NotApplicable
+            }
+        };
+        let mut expected: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+        let (mut before, mut after, mut moved) = (0.0, 0.0, 0);
+        for c in &citizens {
+            let (was, now) = (verdict(old, &c.profile), verdict(new, &c.profile));
+            *expected
+                .entry(c.state.clone().unwrap_or_else(|| "unknown".into()))
+                .or_default()
+                .entry(format!("{}->{}", was.name(), now.name()))
+                .or_default() += 1;
+            before += if was == Verdict::Eligible {
+                monthly(Some(old), &c.profile)
+            } else {
+                0.0
+            };
+            after += if now == Verdict::Eligible {
+                monthly(Some(new), &c.profile)
+            } else {
+                0.0
+            };
+            moved += usize::from(was != now);
+        }
+        let got = &diff.schemes["sch_ignoaps"];
+        let transitions: BTreeMap<String, BTreeMap<String, usize>> = got
+            .iter()
+            .map(|(s, d)| (s.clone(), d.transitions.clone()))
+            .collect();
+        assert_eq!(transitions, expected);
+        let sum = |f: fn(&StateDiff) -> f64| got.values().map(f).sum::<f64>();
+        assert_eq!(sum(|d| d.monthly_outlay_before_inr), before);
+        assert_eq!(sum(|d| d.monthly_outlay_after_inr), after);
+        assert!(
+            moved > 0 && after < before,
+            "raising the age to 65 takes people out: {moved}, {before} -> {after}"
+        );
+        let sampled: usize = got.values().map(|d| d.affected_sample.len()).sum();
+        assert!(sampled > 0 && sampled <= moved);
+    }
+}
