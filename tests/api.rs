@@ -154,7 +154,8 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     let kafka = Kafka::new(&stack);
     let database_url = stack.fresh_database("e2e_api").await;
     let group = unique("e2e-api");
-    let marks = kafka.marks(&[USER_METADATA_UPDATED, PROFILE_ASSEMBLED]);
+    // Every input: the group starts at their ends.
+    let marks = kafka.marks(&EVALUATOR_INPUTS);
     kafka.start_group_at(&database_url, &group, &marks).await;
     let pool = fleet::postgres::pool(&database_url, 2).unwrap();
     let evaluator = Worker::start(&stack, &database_url, &group, &[]);
@@ -234,9 +235,25 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         redis::AsyncCommands::get(&mut connection, format!("eligibility_results:{a}"))
             .await
             .unwrap();
+    let cached = cached.expect("cached after the first read");
+    let mut lines = cached.splitn(3, '\n');
+    let (version, state, body) = (
+        lines.next().unwrap(),
+        lines.next().unwrap(),
+        lines.next().unwrap(),
+    );
+    let current: Option<String> =
+        redis::AsyncCommands::get(&mut connection, format!("eligibility_results_version:{a}"))
+            .await
+            .unwrap();
     assert_eq!(
-        serde_json::from_str::<Value>(&cached.expect("cached after the first read")).unwrap(),
-        mine
+        version,
+        current.as_deref().unwrap_or("0"),
+        "tagged with the version read before"
+    );
+    assert_eq!(
+        (state, serde_json::from_str::<Value>(body).unwrap()),
+        ("karnataka", mine.clone())
     );
     assert_eq!(
         api.get(&format!("/api/v1/eligibility/{a}"), Some(&citizen_a))
@@ -522,12 +539,48 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{simulation}");
-    assert_eq!(simulation["current_rule_id"], "rule_ka_oap_001");
+    assert_eq!(simulation["changes"][0]["from_rule"], "rule_ka_oap_001");
+    let karnataka = &simulation["schemes"][OAP]["karnataka"];
     assert_eq!(
-        simulation["transitions"]["karnataka"]["ELIGIBLE->PARTIAL_MATCH"], 1,
+        karnataka["transitions"]["ELIGIBLE->PARTIAL_MATCH"], 1,
         "{simulation}"
     );
-    assert_eq!(simulation["affected_sample"], json!([a]));
+    assert_eq!(karnataka["affected_sample"], json!([a]));
+    assert_eq!(
+        karnataka["newly_blocking_gaps"]["identity.age"], 1,
+        "{simulation}"
+    );
+    // A's ₹600 a month (the 60-64 tier) leaves the outlay; B (58) was never eligible.
+    assert_eq!(karnataka["monthly_outlay_before_inr"], 600.0);
+    assert_eq!(karnataka["monthly_outlay_after_inr"], 0.0);
+
+    // A new verdict is served at once, though the old list is cached: the evaluator moves the
+    // user's results version when it writes.
+    let profile_a = profile_json(&a, 62, false, "karnataka");
+    kafka
+        .send(
+            USER_METADATA_UPDATED,
+            Some(partition_of(&profile_a)),
+            &a,
+            &profile_update(&a, &profile_a, AS_OF),
+        )
+        .await;
+    eventually(
+        Duration::from_secs(60),
+        "the new verdict served",
+        || async {
+            let (_, now) = api
+                .get(&format!("/api/v1/eligibility/{a}"), Some(&citizen_a))
+                .await;
+            let oap = now["results"]
+                .as_array()?
+                .iter()
+                .find(|r| r["scheme_id"] == OAP)?
+                .clone();
+            (oap["verdict"] != "ELIGIBLE").then_some(())
+        },
+    )
+    .await;
 
     let (status, document) = api.get("/api/v1/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK);

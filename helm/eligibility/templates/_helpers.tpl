@@ -135,6 +135,8 @@ referenced (secretKeyRef), never rendered.
   value: {{ printf "0.0.0.0:%d" (int .Values.httpPort) | quote }}
 - name: ELIGIBILITY_RULES_DIR
   value: /app/schemes
+- name: ELIGIBILITY_RULE_REVIEW
+  value: {{ .Values.ruleReview | quote }}
 - name: ELIGIBILITY_LOG
   value: {{ .Values.logLevel | quote }}
 {{- with .Values.extraEnv }}

@@ -1,6 +1,7 @@
 //! The Redis cache: `eligibility:{user_id}:{scheme_id}` (the current verdict, 24 h) and
 //! `eligibility_summary:{user_id}` (the user's totals), and `eligibility_results:{user_id}` (the
-//! API's read-through copy of the user's result list). PostgreSQL stays the source of truth:
+//! API's read-through copy of the user's result list) with its version counter
+//! `eligibility_results_version:{user_id}`. PostgreSQL stays the source of truth:
 //! a lost cache entry costs a read, never a verdict.
 
 use std::path::Path;
@@ -16,10 +17,16 @@ pub fn verdict_key(user_id: &str, scheme_id: &str) -> String {
     format!("eligibility:{user_id}:{scheme_id}")
 }
 
-/// The API's copy of a user's whole result list (docs/api.md, "Cache"); the evaluator drops it
-/// whenever it writes one of the user's verdicts.
+/// The API's copy of a user's whole result list (docs/api.md, "Cache"), tagged with the
+/// user's results version it was read at.
 pub fn results_key(user_id: &str) -> String {
     format!("eligibility_results:{user_id}")
+}
+
+/// The user's results version: the evaluator increments it whenever it writes one of the user's
+/// verdicts, so a copy tagged with an older version is never served.
+pub fn results_version_key(user_id: &str) -> String {
+    format!("eligibility_results_version:{user_id}")
 }
 
 pub fn summary_key(user_id: &str) -> String {
@@ -80,11 +87,35 @@ impl Cache {
         pipe.query_async(&mut connection).await
     }
 
-    /// Sets one entry that lives `seconds` (a read-through copy that must not outlive the
-    /// window in which a racing writer could have invalidated it first).
-    pub async fn put_for(&self, key: &str, value: &str, seconds: u64) -> redis::RedisResult<()> {
+    /// Sets one entry for [`TTL_SECONDS`].
+    pub async fn put_one(&self, key: &str, value: &str) -> redis::RedisResult<()> {
         let mut connection = self.connection.clone();
-        connection.set_ex(key, value, seconds).await
+        connection.set_ex(key, value, TTL_SECONDS).await
+    }
+
+    /// Increments counters (versions), each kept an hour longer than the entries they tag.
+    pub async fn bump(&self, keys: &[String]) -> redis::RedisResult<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for key in keys {
+            pipe.incr(key, 1)
+                .ignore()
+                .expire(key, (TTL_SECONDS + 3600) as i64)
+                .ignore();
+        }
+        let mut connection = self.connection.clone();
+        pipe.query_async(&mut connection).await
+    }
+
+    /// Several entries in one round trip, in order.
+    pub async fn get_many(&self, keys: &[String]) -> redis::RedisResult<Vec<Option<String>>> {
+        let mut connection = self.connection.clone();
+        redis::cmd("MGET")
+            .arg(keys)
+            .query_async(&mut connection)
+            .await
     }
 
     /// Drops entries (a rule change before its users are re-evaluated, a user who moved state).

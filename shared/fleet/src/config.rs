@@ -212,6 +212,16 @@ pub struct LlmConfig {
     pub api_key: Option<String>,
 }
 
+/// Whether rule versions need an approved proposal to go live (docs/releases.md, "Review").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RuleReview {
+    /// Every valid version on `policy.rules.updated` goes live on arrival (a development stack).
+    Off,
+    /// A version goes live only when an approved proposal has its exact document; any other is
+    /// stored as a proposal and changes nothing.
+    Required,
+}
+
 /// Everything a long-running worker reads.
 #[derive(Debug, Clone, Args)]
 pub struct WorkerArgs {
@@ -227,6 +237,15 @@ pub struct WorkerArgs {
     /// Rule corpus seeding a new database (default: the bundled one).
     #[arg(long, env = "ELIGIBILITY_RULES_DIR", value_name = "DIR")]
     pub rules_dir: Option<PathBuf>,
+    /// Rule versions from policy.rules.updated: off (live on arrival) | required (only approved
+    /// proposals go live; the others are stored as proposals).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_RULE_REVIEW",
+        value_enum,
+        default_value = "off"
+    )]
+    pub rule_review: RuleReview,
     /// Log filter (tracing EnvFilter), e.g. info,eligibility=debug.
     #[arg(long, env = "ELIGIBILITY_LOG", default_value = "info")]
     pub log: String,
@@ -314,6 +333,8 @@ pub struct Config {
     /// `ELIGIBILITY_GPU_MIN_PAIRS`: from how many (citizen, rule) pairs `auto` takes the GPU.
     pub gpu_min_pairs: usize,
     pub rules_dir: Option<PathBuf>,
+    /// `ELIGIBILITY_RULE_REVIEW`.
+    pub rule_review: RuleReview,
     pub log: String,
     pub consumer_group: Option<String>,
     pub input_topics: Option<Vec<String>>,
@@ -361,6 +382,7 @@ impl WorkerArgs {
             engine: self.engine,
             gpu_min_pairs: self.gpu_min_pairs,
             rules_dir: self.rules_dir.clone(),
+            rule_review: self.rule_review,
             log: self.log.clone(),
             consumer_group: self.consumer_group.clone().filter(|g| !g.is_empty()),
             input_topics,

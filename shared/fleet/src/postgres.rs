@@ -28,6 +28,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0005_evaluation_requests",
         include_str!("../../../schemas/migrations/0005_evaluation_requests.sql"),
     ),
+    (
+        "0006_rule_proposals",
+        include_str!("../../../schemas/migrations/0006_rule_proposals.sql"),
+    ),
 ];
 
 /// A pool over `url`, trusting the system's certificate authorities (tests and tools).

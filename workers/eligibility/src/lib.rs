@@ -20,6 +20,7 @@ pub mod cli;
 pub mod commands;
 pub mod evaluator;
 pub mod explainer;
+pub mod proposals;
 pub mod replay;
 pub mod rules_source;
 pub mod simulate;

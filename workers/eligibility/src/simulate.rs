@@ -307,11 +307,7 @@ pub fn command(
     let proposals = RuleSet::load_dir(catalogue, &args.rules)
         .map_err(|e| anyhow::anyhow!("the proposed rules in {}: {e}", args.rules.display()))?;
     let proposed = with_proposals(&current, proposals.rules);
-    let as_of = match &args.as_of {
-        Some(text) => Date::parse(text)
-            .with_context(|| format!("--as-of {text:?} is not a date YYYY-MM-DD"))?,
-        None => crate::commands::evaluate::today(),
-    };
+    let as_of = crate::commands::evaluate::parse_as_of(args.as_of.as_deref())?;
     let engine = Engine::new(args.engine, 0)
         .map_err(|e| anyhow::anyhow!("--engine {:?}: {e}", args.engine))?;
     let simulation = Simulation::new(catalogue, &current, &proposed, as_of);

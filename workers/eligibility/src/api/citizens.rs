@@ -27,10 +27,6 @@ use crate::evaluator::pass::{StoredVerdict, UserState};
 use crate::evaluator::rulebook::RuleBook;
 use crate::evaluator::store::load_users;
 
-/// A read-through copy lives a minute: the evaluator drops it when it writes, and the minute
-/// bounds the window in which a read racing that write could put back an older copy.
-const RESULTS_TTL_SECONDS: u64 = 60;
-
 /// All stored results of a user.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct UserResults {
@@ -177,35 +173,52 @@ fn results_of(user_id: &str, stored: &Stored) -> UserResults {
     }
 }
 
-/// The user's results as JSON text: from the cache when it has them, else from PostgreSQL (then
-/// cached). The cached value is the user's state on the first line (what the access check needs)
-/// and the JSON after it, so a hit is answered without parsing the list.
+/// The user's results as JSON text: from the cache when it has a copy of the user's current
+/// results version, else from PostgreSQL (then cached, tagged with the version read before).
+/// A copy is `version\nstate\njson`: the version and the state (what the access check needs)
+/// are read without parsing the list. The evaluator increments the version after it writes a
+/// verdict, so a copy read from PostgreSQL before that write is never served after it.
 async fn user_results(
     service: &Service,
     caller: &Caller,
     user_id: &str,
 ) -> Result<String, Problem> {
     let key = fleet::cache::results_key(user_id);
-    if let Ok(Some(mut text)) = service.cache.get(&key).await
-        && let Some(newline) = text.find('\n')
+    let keys = [key.clone(), fleet::cache::results_version_key(user_id)];
+    let (cached, version) = match service.cache.get_many(&keys).await {
+        Ok(values) => {
+            let mut values = values.into_iter();
+            (
+                values.next().flatten(),
+                values.next().flatten().unwrap_or_else(|| "0".into()),
+            )
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the results cache failed");
+            (None, "0".into())
+        }
+    };
+    if let Some(mut text) = cached
+        && let Some((tag, rest)) = text.split_once('\n')
+        && tag == version
+        && let Some((state, _)) = rest.split_once('\n')
     {
         metrics::counter!(fleet::metrics::API_CACHE, "outcome" => "hit").increment(1);
-        let state = Some(&text[..newline]).filter(|s| !s.is_empty());
-        if !caller.may_read_user(user_id, state) {
+        if !caller.may_read_user(user_id, Some(state).filter(|s| !s.is_empty())) {
             return Err(Problem::not_found());
         }
-        return Ok(text.split_off(newline + 1));
+        let body_at = tag.len() + 1 + state.len() + 1;
+        return Ok(text.split_off(body_at));
     }
     metrics::counter!(fleet::metrics::API_CACHE, "outcome" => "miss").increment(1);
     let stored = stored_user(service, caller, user_id, Caller::may_read_user).await?;
     let results = results_of(user_id, &stored);
     let body = serde_json::to_string(&results).expect("serialisable");
-    let cached = format!("{}\n{body}", results.state.as_deref().unwrap_or_default());
-    if let Err(e) = service
-        .cache
-        .put_for(&key, &cached, RESULTS_TTL_SECONDS)
-        .await
-    {
+    let copy = format!(
+        "{version}\n{}\n{body}",
+        results.state.as_deref().unwrap_or_default()
+    );
+    if let Err(e) = service.cache.put_one(&key, &copy).await {
         tracing::warn!(error = %e, "caching a user's results failed");
     }
     Ok(body)

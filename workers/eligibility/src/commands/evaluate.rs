@@ -107,12 +107,7 @@ pub fn evaluate_citizen<'a>(
 pub fn run(args: Args) -> Result<ExitCode> {
     let catalogue = Catalogue::bundled();
     let rules = load(&catalogue, args.rules.as_deref())?;
-    let as_of = match &args.as_of {
-        Some(text) => {
-            Date::parse(text).ok_or_else(|| anyhow!("--as-of {text:?} is not a date YYYY-MM-DD"))?
-        }
-        None => today(),
-    };
+    let as_of = parse_as_of(args.as_of.as_deref())?;
     let json = read_json(&args.profile)?;
     let profile = Profile::from_json(&catalogue, &json, &args.profile.display().to_string())
         .map_err(|report| anyhow!("the profile is invalid; nothing was evaluated:\n{report}"))?;
@@ -130,6 +125,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Format::Table => print_table(&output),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--as-of`: a date, or today (UTC) when absent.
+pub fn parse_as_of(text: Option<&str>) -> Result<Date> {
+    match text {
+        Some(text) => {
+            Date::parse(text).ok_or_else(|| anyhow!("--as-of {text:?} is not a date YYYY-MM-DD"))
+        }
+        None => Ok(today()),
+    }
 }
 
 /// Today's date (UTC): the default `as_of` of the commands and the API.

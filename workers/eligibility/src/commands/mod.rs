@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod evaluate;
 pub mod oracle;
+pub mod releases;
 pub mod rules;
 pub mod schema;
 pub mod services;

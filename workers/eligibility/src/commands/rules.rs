@@ -31,6 +31,14 @@ pub enum RulesCommand {
     /// set, against a population; per scheme and state, verdict transitions, monthly outlay,
     /// newly blocking gaps, affected users, conflicts introduced (docs/releases.md).
     Simulate(SimulateArgs),
+    /// Store a rule version as a proposal (it changes no verdict) with its population diff.
+    Propose(crate::commands::releases::ProposeArgs),
+    /// Approve a proposal (a second person) and publish it: the fleet takes it live.
+    Approve(crate::commands::releases::DecideArgs),
+    /// Reject a proposal (a second person); it stays on record.
+    Reject(crate::commands::releases::DecideArgs),
+    /// Print a proposal with its status and population diff.
+    Proposal(crate::commands::releases::ShowArgs),
     /// Run the hand-written test citizens in CASES (a case file or a directory of them) against
     /// the rules in RULES; every failing case is listed, and the exit status is 1 if any fails.
     Cases { rules: PathBuf, cases: PathBuf },
@@ -115,6 +123,10 @@ pub fn run(command: RulesCommand) -> Result<ExitCode> {
             })
         }
         RulesCommand::Simulate(args) => crate::simulate::command(&catalogue, args),
+        RulesCommand::Propose(args) => crate::commands::releases::propose(&catalogue, args),
+        RulesCommand::Approve(args) => crate::commands::releases::decide(&catalogue, args, true),
+        RulesCommand::Reject(args) => crate::commands::releases::decide(&catalogue, args, false),
+        RulesCommand::Proposal(args) => crate::commands::releases::show(args),
         RulesCommand::Cases { rules, cases } => {
             let rules = load(&catalogue, Some(&rules))?;
             let files = engine::cases::load_dir(&cases)?;

@@ -75,6 +75,8 @@ pub struct Pipeline {
     /// `replay`: no offsets are read or written (the range is the caller's), and records a
     /// user has already moved past change nothing.
     pub replay: bool,
+    /// `ELIGIBILITY_RULE_REVIEW=required`: a rule version goes live only as an approved proposal.
+    pub rule_review: bool,
     pub stats: Stats,
 }
 
@@ -140,6 +142,14 @@ impl Pipeline {
             codec,
             producer,
         } = fleet::connect::Connections::open(config, 8, &codec_topics()).await?;
+        match config.rule_review {
+            fleet::config::RuleReview::Required => tracing::info!(
+                "rule review required: versions on policy.rules.updated go live only as approved proposals"
+            ),
+            fleet::config::RuleReview::Off => tracing::warn!(
+                "rule review is off: every valid version on policy.rules.updated goes live on arrival (ELIGIBILITY_RULE_REVIEW=required to review)"
+            ),
+        }
         let catalogue = Catalogue::bundled();
         let corpus = crate::rules_source::load(&catalogue, config.rules_dir.as_deref())?;
         let seeded = rules_store::seed(&pool, &corpus).await?;
@@ -169,6 +179,7 @@ impl Pipeline {
             leases: None,
             health,
             replay,
+            rule_review: config.rule_review == fleet::config::RuleReview::Required,
             stats: Stats::default(),
         })
     }

@@ -67,6 +67,15 @@ pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<
     };
     match read {
         Read::Rejected(rejected) => dead_letter(pipeline, &record, rejected, &offsets).await?,
+        Read::Proposed => {
+            let write = BatchWrite {
+                offsets: offsets.clone(),
+                partitions: vec![record.partition],
+                ..BatchWrite::default()
+            };
+            sink::publish_and_commit(pipeline, &[], Vec::new(), &write).await?;
+            sink::after_commit(pipeline, &[], std::slice::from_ref(&record), &[], &[], &[]).await;
+        }
         Read::Change(change) if copy => {
             reevaluate_scheme(pipeline, &record, &change, Some(record.partition), &offsets).await?
         }
@@ -78,10 +87,12 @@ pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<
     Ok(offsets)
 }
 
-/// What a rule or deadline record amounts to: a change to re-evaluate, or a dead letter.
+/// What a rule or deadline record amounts to: a change to re-evaluate, a dead letter, or (under
+/// review) a proposal stored, which changes nothing.
 enum Read {
     Change(Change),
     Rejected(Rejected),
+    Proposed,
 }
 
 /// The original of a rule version: validated against every stored rule (not only the ones this
@@ -111,6 +122,19 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
         .rules;
     if let Err(reason) = check_new_version(&stored, &rule) {
         return Ok(Read::Rejected(Rejected::validation(record, reason)));
+    }
+    if pipeline.rule_review && !crate::proposals::is_approved(&pipeline.pool, &rule).await? {
+        let id = crate::proposals::propose(
+            &pipeline.pool,
+            &rule,
+            &update.rule_yaml,
+            &update.author,
+            update.reason.as_deref(),
+        )
+        .await?;
+        tracing::info!(proposal = id, rule_id = %rule.rule_id, scheme = %rule.scheme_id,
+            "rule version stored as a proposal: it goes live once approved (eligibility rules approve)");
+        return Ok(Read::Proposed);
     }
     let conflicts = conflict_events(catalogue, &stored, &rule);
     let mut outgoing = Vec::new();

@@ -91,8 +91,9 @@ async fn encode_events(codec: &Codec, events: &[OutEvent]) -> Result<Vec<Outgoin
 async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
     let mut puts = Vec::new();
     let mut deletes = Vec::new();
+    let mut versions = Vec::new();
     for (user_id, user) in users.iter().filter(|(_, u)| !u.touched.is_empty()) {
-        deletes.push(fleet::cache::results_key(user_id));
+        versions.push(fleet::cache::results_version_key(user_id));
         for scheme in &user.touched {
             let key = fleet::cache::verdict_key(user_id, scheme);
             match (user.verdicts.get(scheme), user.written.get(scheme)) {
@@ -133,6 +134,11 @@ async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
     if let Err(e) = m::time_store("redis", "set", cache.put(&puts)).await {
         m::error("redis");
         tracing::warn!(error = %e, "cache update failed");
+    }
+    // After the verdicts: a reader that sees the new version reads the new verdicts.
+    if let Err(e) = m::time_store("redis", "set", cache.bump(&versions)).await {
+        m::error("redis");
+        tracing::warn!(error = %e, "bumping results versions failed");
     }
 }
 

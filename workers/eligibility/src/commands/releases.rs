@@ -1,0 +1,167 @@
+//! `eligibility rules propose | approve | reject | proposal`: the review of a rule version before
+//! it goes live (docs/releases.md, "Review").
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use engine::Catalogue;
+use fleet::config::{DatabaseArgs, WorkerArgs};
+
+use crate::commands::services::runtime;
+use crate::proposals;
+use crate::simulate;
+
+#[derive(clap::Args)]
+pub struct ProposeArgs {
+    /// The rule document (YAML).
+    pub file: PathBuf,
+    /// Who proposes it (recorded; may not approve it).
+    #[arg(long)]
+    pub by: String,
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// The evaluation date of the population diff; default: today (UTC).
+    #[arg(long)]
+    pub as_of: Option<String>,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+}
+
+#[derive(clap::Args)]
+pub struct DecideArgs {
+    /// The proposal id (`rules propose` prints it).
+    pub id: i64,
+    /// Who decides (recorded; never the author).
+    #[arg(long)]
+    pub by: String,
+    /// Why (recorded).
+    #[arg(long)]
+    pub reason: String,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+}
+
+#[derive(clap::Args)]
+pub struct ShowArgs {
+    pub id: i64,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+}
+
+/// Validates and stores a proposal, then attaches its diff against the stored population.
+pub fn propose(catalogue: &Catalogue, args: ProposeArgs) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let source = args.file.display().to_string();
+    let rule = engine::load::parse_rule_yaml(catalogue, &text, &source).map_err(|problems| {
+        let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("{source} is not a valid rule:\n{}", lines.join("\n"))
+    })?;
+    let as_of = crate::commands::evaluate::parse_as_of(args.as_of.as_deref())?;
+    let url = args.database.url()?;
+    runtime()?.block_on(async {
+        let pool =
+            fleet::postgres::pool_with_ca(&url, args.database.database_ca_file.as_deref(), 2)?;
+        fleet::postgres::migrate(&pool).await?;
+        let id = proposals::propose(&pool, &rule, &text, &args.by, args.reason.as_deref()).await?;
+        let diff = population_diff(&pool, catalogue, &rule, as_of).await?;
+        proposals::attach_simulation(&pool, id, &diff).await?;
+        println!(
+            "proposal {id}: {} version {} of {} by {}",
+            rule.rule_id, rule.version, rule.scheme_id, args.by
+        );
+        println!("{}", serde_json::to_string_pretty(&diff)?);
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The proposal against every stored citizen the scheme covers, with the rules in effect.
+async fn population_diff(
+    pool: &deadpool_postgres::Pool,
+    catalogue: &Catalogue,
+    rule: &engine::Rule,
+    as_of: engine::Date,
+) -> Result<serde_json::Value> {
+    let current = crate::evaluator::rules_store::load(pool, catalogue)
+        .await?
+        .rules;
+    let proposed = simulate::with_proposals(&current, vec![rule.clone()]);
+    let simulation = simulate::Simulation::new(catalogue, &current, &proposed, as_of);
+    let mut diff = simulation.diff();
+    diff.conflicts_introduced = simulation.conflicts_introduced(&current, &proposed);
+    let engine =
+        kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Auto, 1_000_000)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let state = (!rule.is_central()).then(|| rule.state.clone());
+    let mut after = String::new();
+    loop {
+        let chunk =
+            simulate::stored_population(pool, catalogue, state.as_deref(), &after, 100_000).await?;
+        let Some(last) = chunk.last() else { break };
+        after = last.user_id.clone();
+        simulation.run(&engine, &chunk, &mut diff)?;
+    }
+    Ok(serde_json::to_value(&diff)?)
+}
+
+/// Approves (and publishes the version on `policy.rules.updated`, where the fleet takes it
+/// live) or rejects a proposal.
+pub fn decide(catalogue: &Catalogue, args: DecideArgs, approve: bool) -> Result<ExitCode> {
+    let config = args.worker.config()?;
+    runtime()?.block_on(async {
+        let topics = [fleet::topics::POLICY_RULES_UPDATED.to_string()];
+        let pool = fleet::postgres::pool_with_ca(
+            &config.database_url,
+            config.database_ca_file.as_deref(),
+            2,
+        )?;
+        fleet::postgres::migrate(&pool).await?;
+        let open = proposals::get(&pool, args.id).await?;
+        if approve && open.simulation.is_none() && open.status == "proposed" {
+            let rule = engine::load::parse_rule_yaml(catalogue, &open.rule_yaml, "proposal")
+                .map_err(|p| anyhow::anyhow!("stored proposal {} does not load: {p:?}", args.id))?;
+            let diff = population_diff(&pool, catalogue, &rule, crate::commands::evaluate::today())
+                .await?;
+            proposals::attach_simulation(&pool, args.id, &diff).await?;
+        }
+        let decided = proposals::decide(&pool, args.id, &args.by, &args.reason, approve).await?;
+        if approve {
+            let codec = fleet::avro::Codec::new(&config.schema_registry_url, &topics);
+            let producer = fleet::kafka::producer(&config.kafka)?;
+            let update = fleet::events::RulesUpdate {
+                event_id: format!("proposal-{}", decided.proposal_id),
+                rule_yaml: decided.rule_yaml.clone(),
+                author: decided.author.clone(),
+                reason: Some(format!("approved by {}: {}", args.by, args.reason)),
+                as_of: None,
+            };
+            let topic = fleet::topics::POLICY_RULES_UPDATED;
+            let record = fleet::kafka::Outgoing {
+                topic: topic.to_string(),
+                key: decided.scheme_id.as_bytes().to_vec(),
+                partition: None,
+                timestamp_ms: None,
+                payload: codec.encode(topic, &update).await?,
+                headers: vec![("eligibility_proposal", decided.proposal_id.to_string())],
+            };
+            fleet::kafka::send_all(&producer, &[record]).await?;
+        }
+        println!("{}", serde_json::to_string_pretty(&decided)?);
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(args: ShowArgs) -> Result<ExitCode> {
+    let url = args.database.url()?;
+    runtime()?.block_on(async {
+        let pool =
+            fleet::postgres::pool_with_ca(&url, args.database.database_ca_file.as_deref(), 1)?;
+        let proposal = proposals::get(&pool, args.id).await?;
+        println!("{}", serde_json::to_string_pretty(&proposal)?);
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

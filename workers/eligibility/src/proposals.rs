@@ -1,0 +1,148 @@
+//! Rule versions under review (docs/releases.md, "Review"): `rule_proposals`. A proposal is a
+//! validated rule document that changes no verdict; a second person (never its author) approves
+//! or rejects it; where the deployment requires review, the evaluator takes a version live from
+//! `policy.rules.updated` only when an approved proposal has its exact hash.
+
+use anyhow::Context;
+use deadpool_postgres::Pool;
+use engine::Rule;
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Proposal {
+    pub proposal_id: i64,
+    pub rule_id: String,
+    pub scheme_id: String,
+    pub rule_version: i32,
+    pub rule_hash: String,
+    #[serde(skip)]
+    pub rule_yaml: String,
+    pub author: String,
+    pub reason: Option<String>,
+    pub status: String,
+    pub simulation: Option<Value>,
+    pub decided_by: Option<String>,
+    pub decision_reason: Option<String>,
+}
+
+/// Stores `rule` as a proposal; the same document already open is the same proposal. Returns
+/// its id.
+pub async fn propose(
+    pool: &Pool,
+    rule: &Rule,
+    yaml: &str,
+    author: &str,
+    reason: Option<&str>,
+) -> anyhow::Result<i64> {
+    let client = pool.get().await?;
+    let row = client
+        .query_one(
+            "INSERT INTO rule_proposals (rule_id, scheme_id, rule_version, rule_hash, rule_yaml, author, reason)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (rule_hash) WHERE status = 'proposed' DO UPDATE SET rule_hash = EXCLUDED.rule_hash
+             RETURNING proposal_id",
+            &[&rule.rule_id, &rule.scheme_id, &(rule.version as i32), &rule.rule_hash, &yaml, &author, &reason],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
+/// Whether an approved proposal has exactly this rule document.
+pub async fn is_approved(pool: &Pool, rule: &Rule) -> anyhow::Result<bool> {
+    let client = pool.get().await?;
+    Ok(client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM rule_proposals
+                            WHERE rule_id = $1 AND rule_hash = $2 AND status = 'approved')",
+            &[&rule.rule_id, &rule.rule_hash],
+        )
+        .await?
+        .get(0))
+}
+
+pub async fn get(pool: &Pool, id: i64) -> anyhow::Result<Proposal> {
+    let client = pool.get().await?;
+    let row = client
+        .query_opt(
+            "SELECT proposal_id, rule_id, scheme_id, rule_version, rule_hash, rule_yaml, author, reason,
+                    status, simulation::text, decided_by, decision_reason
+             FROM rule_proposals WHERE proposal_id = $1",
+            &[&id],
+        )
+        .await?
+        .with_context(|| format!("no proposal {id}"))?;
+    let simulation: Option<String> = row.get(9);
+    Ok(Proposal {
+        proposal_id: row.get(0),
+        rule_id: row.get(1),
+        scheme_id: row.get(2),
+        rule_version: row.get(3),
+        rule_hash: row.get(4),
+        rule_yaml: row.get(5),
+        author: row.get(6),
+        reason: row.get(7),
+        status: row.get(8),
+        simulation: simulation.map(|s| serde_json::from_str(&s)).transpose()?,
+        decided_by: row.get(10),
+        decision_reason: row.get(11),
+    })
+}
+
+/// Attaches the population diff to an open proposal.
+pub async fn attach_simulation(pool: &Pool, id: i64, diff: &Value) -> anyhow::Result<()> {
+    let client = pool.get().await?;
+    client
+        .execute(
+            "UPDATE rule_proposals SET simulation = $2::text::jsonb WHERE proposal_id = $1",
+            &[&id, &diff.to_string()],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Approves or rejects an open proposal. The decider must not be its author. Approving one
+/// supersedes the other open proposals of the same scheme.
+pub async fn decide(
+    pool: &Pool,
+    id: i64,
+    by: &str,
+    reason: &str,
+    approve: bool,
+) -> anyhow::Result<Proposal> {
+    let proposal = get(pool, id).await?;
+    anyhow::ensure!(
+        proposal.status == "proposed",
+        "proposal {id} is {}: only an open proposal can be decided",
+        proposal.status
+    );
+    anyhow::ensure!(
+        proposal.author != by,
+        "proposal {id} was written by {by}: a second person must decide it (four eyes)"
+    );
+    anyhow::ensure!(!reason.trim().is_empty(), "--reason: say why");
+    let status = if approve { "approved" } else { "rejected" };
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let changed = tx
+        .execute(
+            "UPDATE rule_proposals SET status = $2, decided_by = $3, decision_reason = $4, decided_at = now()
+             WHERE proposal_id = $1 AND status = 'proposed'",
+            &[&id, &status, &by, &reason],
+        )
+        .await?;
+    anyhow::ensure!(
+        changed == 1,
+        "proposal {id} was decided by someone else meanwhile"
+    );
+    if approve {
+        tx.execute(
+            "UPDATE rule_proposals SET status = 'superseded', decided_at = now()
+             WHERE scheme_id = $1 AND status = 'proposed' AND proposal_id <> $2",
+            &[&proposal.scheme_id, &id],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    get(pool, id).await
+}
