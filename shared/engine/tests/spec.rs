@@ -1697,10 +1697,10 @@ fn a_missing_yes_no_fact_is_asked_with_its_question() {
     );
     let without_question = r#"{"catalogue_version": 9, "description": "", "fields": [
         {"name": "economic.flag", "type": "boolean", "label": "flag"}]}"#;
-    let refused = Catalogue::from_json(without_question)
-        .err()
-        .expect("refused")
-        .to_string();
+    let refused = match Catalogue::from_json(without_question) {
+        Ok(_) => panic!("a boolean field without a question must be refused"),
+        Err(e) => e.to_string(),
+    };
     assert!(
         refused.contains("economic.flag") && refused.contains("question"),
         "{refused}"
