@@ -204,13 +204,11 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
         .filter(|e| e.user_id == user && e.scheme_id == OAP)
         .collect();
     assert_eq!(oap_match.len(), 1);
-    assert!(
-        oap_match[0]
-            .benefit
-            .as_deref()
-            .unwrap_or("")
-            .contains("1200")
-    );
+    // At 60 the pension's 60-64 tier applies: ₹600 a month.
+    let benefit: serde_json::Value =
+        serde_json::from_str(oap_match[0].benefit.as_deref().expect("a benefit")).unwrap();
+    assert_eq!(benefit["monthly_inr"], 600, "{benefit}");
+    assert!(benefit["tier"].is_string(), "{benefit}");
     assert_eq!(
         oap_match[0].idempotency_key,
         format!("{user}:{OAP}:v1:{}", oap_match[0].input_hash)
