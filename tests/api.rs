@@ -150,35 +150,22 @@ fn as_set(results: &Value) -> BTreeSet<(String, String, u8)> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdicts() {
-    let stack = Stack::get();
-    let kafka = Kafka::new(&stack);
-    let database_url = stack.fresh_database("e2e_api").await;
-    let group = unique("e2e-api");
     // Every input: the group starts at their ends.
-    let marks = kafka.marks(&EVALUATOR_INPUTS);
-    kafka.start_group_at(&database_url, &group, &marks).await;
-    let pool = fleet::postgres::pool(&database_url, 2).unwrap();
-    let evaluator = Worker::start(&stack, &database_url, &group, &[]);
-    evaluator.wait_ready(Duration::from_secs(60));
+    let f = Fleet::start("e2e_api", &EVALUATOR_INPUTS, &[]).await;
+    let (stack, kafka, database_url, pool) = (&f.stack, &f.kafka, &f.database_url, &f.pool);
 
     // A: 62, BPL, Karnataka (old-age pension ELIGIBLE); B: 58 in Karnataka (PARTIAL_MATCH,
     // the age gap); C: in Tamil Nadu.
     let (a, b, c) = (unique("ka-62"), unique("ka-58"), unique("tn-70"));
-    for (user, age, state) in [
-        (&a, 62, "karnataka"),
-        (&b, 58, "karnataka"),
-        (&c, 70, "tamil_nadu"),
-    ] {
-        let profile = profile_json(user, age, true, state);
-        kafka
-            .send(
-                USER_METADATA_UPDATED,
-                Some(partition_of(&profile)),
-                user,
-                &profile_update(user, &profile, AS_OF),
-            )
-            .await;
-    }
+    f.send_citizens(
+        &[
+            (&a, 62, "karnataka"),
+            (&b, 58, "karnataka"),
+            (&c, 70, "tamil_nadu"),
+        ],
+        AS_OF,
+    )
+    .await;
     for user in [&a, &b, &c] {
         eventually(Duration::from_secs(60), "the verdicts stored", || async {
             let client = pool.get().await.unwrap();
@@ -194,8 +181,8 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     // Every request here comes from one address: budgets above the defaults.
     let limits = "read=6000/6000,check=60/60,evaluate=30/30,admin=60/60,public=600/600";
     let api = Api::start(
-        &stack,
-        &database_url,
+        stack,
+        database_url,
         &[("ELIGIBILITY_API_RATE_LIMITS", limits)],
     )
     .await;
@@ -211,7 +198,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         .get(&format!("/api/v1/eligibility/{a}"), Some(&citizen_a))
         .await;
     assert_eq!(status, StatusCode::OK, "{mine}");
-    assert_eq!(as_set(&mine), stored(&pool, &a).await);
+    assert_eq!(as_set(&mine), stored(pool, &a).await);
     assert!(
         mine["results"]
             .as_array()
@@ -436,7 +423,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     );
     assert_eq!(
         count(
-            &pool,
+            pool,
             "SELECT count(*) FROM profile_current WHERE user_id = 'anonymous'"
         )
         .await,

@@ -15,6 +15,10 @@ use serde_json::Value;
 use support::*;
 
 const AS_OF: &str = "2025-01-15";
+
+/// One evaluator at a time: every group reads every record, so two tests' workers would each
+/// store the other's citizens.
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const OAP: &str = "sch_ka_old_age_pension";
 
 fn unique(prefix: &str) -> String {
@@ -71,40 +75,25 @@ async fn versions_stored(pool: &deadpool_postgres::Pool, rule_id: &str) -> i64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
-    let stack = Stack::get();
-    let kafka = Kafka::new(&stack);
-    let database_url = stack.fresh_database("e2e_releases").await;
-    let group = unique("e2e-releases");
+    let _turn = TURN.lock().await;
     // Every input (the group starts at their ends) and the outputs read.
     let mut topics = EVALUATOR_INPUTS.to_vec();
     topics.extend([ELIGIBILITY_LOST, ELIGIBILITY_NEW_MATCH]);
-    let marks = kafka.marks(&topics);
-    kafka.start_group_at(&database_url, &group, &marks).await;
-    let pool = fleet::postgres::pool(&database_url, 2).unwrap();
-    let evaluator = Worker::start_with_env(
-        &stack,
-        &database_url,
-        &group,
-        &[],
+    let f = Fleet::start(
+        "e2e_releases",
+        &topics,
         &[("ELIGIBILITY_RULE_REVIEW", "required")],
-    );
-    evaluator.wait_ready(Duration::from_secs(60));
+    )
+    .await;
+    let (stack, kafka, database_url, pool, marks) =
+        (&f.stack, &f.kafka, &f.database_url, &f.pool, &f.marks);
 
     // A is 62 (the pension's ELIGIBLE), B is 58 (PARTIAL_MATCH).
     let (a, b) = (unique("ka-62"), unique("ka-58"));
-    for (user, age) in [(&a, 62), (&b, 58)] {
-        let profile = profile_json(user, age, true, "karnataka");
-        kafka
-            .send(
-                USER_METADATA_UPDATED,
-                Some(partition_of(&profile)),
-                user,
-                &profile_update(user, &profile, AS_OF),
-            )
-            .await;
-    }
+    f.send_citizens(&[(&a, 62, "karnataka"), (&b, 58, "karnataka")], AS_OF)
+        .await;
     eventually(Duration::from_secs(60), "both users stored", || async {
-        let n = count(&pool, "SELECT count(*) FROM user_verdicts").await;
+        let n = count(pool, "SELECT count(*) FROM user_verdicts").await;
         (n == 2).then_some(())
     })
     .await;
@@ -119,20 +108,20 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
     };
     kafka.send(POLICY_RULES_UPDATED, None, OAP, &update).await;
     let (id, status) = eventually(Duration::from_secs(60), "the proposal stored", || {
-        proposal_of(&pool, "rule_ka_oap_002")
+        proposal_of(pool, "rule_ka_oap_002")
     })
     .await;
     assert_eq!(status, "proposed");
     assert_eq!(
-        versions_stored(&pool, "rule_ka_oap_002").await,
+        versions_stored(pool, "rule_ka_oap_002").await,
         0,
         "a proposal is not a live version"
     );
 
     // Its author cannot approve it.
     let own = cli(
-        &stack,
-        &database_url,
+        stack,
+        database_url,
         &[
             "rules",
             "approve",
@@ -150,15 +139,15 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
         String::from_utf8_lossy(&own.stderr)
     );
     assert_eq!(
-        proposal_of(&pool, "rule_ka_oap_002").await.unwrap().1,
+        proposal_of(pool, "rule_ka_oap_002").await.unwrap().1,
         "proposed"
     );
 
     // A second person approves: the diff is attached, the version goes live, and the fleet
     // publishes exactly the losses the diff counted.
     let approved = cli(
-        &stack,
-        &database_url,
+        stack,
+        database_url,
         &[
             "rules",
             "approve",
@@ -190,7 +179,7 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
     assert_eq!(simulated_losses, 1, "{transitions}");
     let lost: Vec<EligibilityLost> = kafka
         .read_until(
-            &marks,
+            marks,
             ELIGIBILITY_LOST,
             Duration::from_secs(60),
             |items: &[EligibilityLost]| items.iter().any(|e| e.user_id == a),
@@ -202,14 +191,14 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
         .collect();
     assert_eq!(ours.len() as u64, simulated_losses, "{ours:?}");
     assert_eq!(ours[0].user_id, a);
-    assert_eq!(versions_stored(&pool, "rule_ka_oap_002").await, 1);
+    assert_eq!(versions_stored(pool, "rule_ka_oap_002").await, 1);
 
     // A proposal through the CLI, rejected by a second person: nothing changes.
     let file = std::env::temp_dir().join(format!("{}.yaml", unique("oap-v3")));
     std::fs::write(&file, oap_version(3, 70)).unwrap();
     let proposed = cli(
-        &stack,
-        &database_url,
+        stack,
+        database_url,
         &[
             "rules",
             "propose",
@@ -225,11 +214,11 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
         "{}",
         String::from_utf8_lossy(&proposed.stderr)
     );
-    let (v3, status) = proposal_of(&pool, "rule_ka_oap_003").await.expect("stored");
+    let (v3, status) = proposal_of(pool, "rule_ka_oap_003").await.expect("stored");
     assert_eq!(status, "proposed");
     let rejected = cli(
-        &stack,
-        &database_url,
+        stack,
+        database_url,
         &[
             "rules",
             "reject",
@@ -246,13 +235,13 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
         String::from_utf8_lossy(&rejected.stderr)
     );
     assert_eq!(
-        proposal_of(&pool, "rule_ka_oap_003").await.unwrap().1,
+        proposal_of(pool, "rule_ka_oap_003").await.unwrap().1,
         "rejected"
     );
-    assert_eq!(versions_stored(&pool, "rule_ka_oap_003").await, 0);
+    assert_eq!(versions_stored(pool, "rule_ka_oap_003").await, 0);
     let again = cli(
-        &stack,
-        &database_url,
+        stack,
+        database_url,
         &[
             "rules",
             "approve",
@@ -269,4 +258,108 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
         "a rejected proposal stays rejected"
     );
     std::fs::remove_file(file).ok();
+}
+
+/// Audit retention: a month of the audit log exported to a file, its partition detached and
+/// dropped, and every evaluation in the file re-derived afterwards; a tampered file fails.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_exported_audit_month_verifies_from_its_file_after_its_partition_is_dropped() {
+    let _turn = TURN.lock().await;
+    let f = Fleet::start("e2e_retention", &EVALUATOR_INPUTS, &[]).await;
+    let (stack, database_url, pool) = (&f.stack, &f.database_url, &f.pool);
+    let users = [unique("ret-a"), unique("ret-b")];
+    f.send_citizens(
+        &[(&users[0], 62, "karnataka"), (&users[1], 58, "karnataka")],
+        AS_OF,
+    )
+    .await;
+    eventually(Duration::from_secs(60), "both passes audited", || async {
+        (count(pool, "SELECT count(*) FROM evaluation_passes").await == 2).then_some(())
+    })
+    .await;
+    let evaluations = count(
+        pool,
+        "SELECT count(*) FROM evaluation_audit_log WHERE as_of = '2025-01-15'",
+    )
+    .await;
+    assert!(evaluations > 20, "{evaluations}");
+
+    let out = std::env::temp_dir().join(unique("audit-export"));
+    let exported = cli(
+        stack,
+        database_url,
+        &[
+            "audit",
+            "export",
+            "--before",
+            "2025-02-01",
+            "--out",
+            out.to_str().unwrap(),
+            "--detach",
+        ],
+    );
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let file = out.join("evaluation_passes_2025_01.jsonl");
+    assert!(file.exists() && out.join("evaluation_passes_2025_01.jsonl.sha256").exists());
+    assert_eq!(
+        count(
+            pool,
+            "SELECT count(*) FROM pg_class WHERE relname = 'evaluation_passes_2025_01'"
+        )
+        .await,
+        0,
+        "the partition is dropped"
+    );
+    assert_eq!(
+        count(
+            pool,
+            "SELECT count(*) FROM evaluation_audit_log WHERE as_of = '2025-01-15'"
+        )
+        .await,
+        0
+    );
+
+    let verified = cli(
+        stack,
+        database_url,
+        &["audit", "verify", "--export", file.to_str().unwrap()],
+    );
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&verified.stdout);
+    assert_eq!(
+        stdout.matches("VERIFIED").count() as i64,
+        evaluations,
+        "{stdout}"
+    );
+
+    // One recorded verdict changed in the file: verification fails on it.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let tampered = text.replacen(
+        "\"verdict\":\"PARTIAL_MATCH\"",
+        "\"verdict\":\"ELIGIBLE\"",
+        1,
+    );
+    assert_ne!(tampered, text);
+    std::fs::write(&file, tampered).unwrap();
+    let failed = cli(
+        stack,
+        database_url,
+        &["audit", "verify", "--export", file.to_str().unwrap()],
+    );
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&failed.stdout)
+            .matches("MISMATCH")
+            .count(),
+        1
+    );
+    std::fs::remove_dir_all(out).ok();
 }

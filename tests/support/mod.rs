@@ -506,3 +506,57 @@ pub fn partition_of(profile: &serde_json::Value) -> i32 {
 }
 
 pub type Counts = HashMap<String, usize>;
+
+/// A fresh database and consumer group starting at the ends of `topics`, and one evaluator on
+/// them (with `env` added): what a test of the fleet around one worker needs.
+pub struct Fleet {
+    pub stack: Stack,
+    pub kafka: Kafka,
+    pub database_url: String,
+    pub group: String,
+    pub marks: TopicPartitionList,
+    pub pool: deadpool_postgres::Pool,
+    pub evaluator: Worker,
+}
+
+impl Fleet {
+    pub async fn start(name: &str, topics: &[&str], env: &[(&str, &str)]) -> Fleet {
+        let stack = Stack::get();
+        let kafka = Kafka::new(&stack);
+        let database_url = stack.fresh_database(name).await;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let group = format!("{name}-{}-{nanos}", std::process::id());
+        let marks = kafka.marks(topics);
+        kafka.start_group_at(&database_url, &group, &marks).await;
+        let pool = fleet::postgres::pool(&database_url, 2).unwrap();
+        let evaluator = Worker::start_with_env(&stack, &database_url, &group, &[], env);
+        evaluator.wait_ready(Duration::from_secs(60));
+        Fleet {
+            stack,
+            kafka,
+            database_url,
+            group,
+            marks,
+            pool,
+            evaluator,
+        }
+    }
+
+    /// Sends each (user, age, state) as a BPL citizen's profile on `as_of`, on its partition.
+    pub async fn send_citizens(&self, citizens: &[(&str, i64, &str)], as_of: &str) {
+        for &(user, age, state) in citizens {
+            let profile = profile_json(user, age, true, state);
+            self.kafka
+                .send(
+                    fleet::topics::USER_METADATA_UPDATED,
+                    Some(partition_of(&profile)),
+                    user,
+                    &profile_update(user, &profile, as_of),
+                )
+                .await;
+        }
+    }
+}

@@ -1,4 +1,5 @@
-//! `eligibility audit verify`: re-derives recorded evaluations and checks them.
+//! `eligibility audit verify`: re-derives recorded evaluations and checks them (from the
+//! database, or from a file `audit export` wrote).
 //!
 //! The audit log keeps each evaluation's inputs by hash (profile snapshot, rule version) and its
 //! outcome, not its trace (docs/fleet.md "The audit log"). Verifying one re-reads the snapshot
@@ -19,12 +20,18 @@ pub enum AuditCommand {
     /// Re-derive recorded evaluations from their snapshot and rule version, check both hashes
     /// and the outcome; exit 1 on any mismatch.
     Verify(VerifyArgs),
+    /// Write the audit log's months older than the retention to files (evaluations with their
+    /// rule versions and snapshots), optionally detaching and dropping their partitions.
+    Export(super::audit_export::ExportArgs),
 }
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
+    /// Verify every evaluation of an export file (`audit export`) instead of the database.
+    #[arg(long, value_name = "FILE")]
+    export: Option<std::path::PathBuf>,
     /// The evaluation id (as in events and `evaluation_audit_log`).
-    #[arg(long, required_unless_present = "user", conflicts_with = "scheme")]
+    #[arg(long, required_unless_present_any = ["user", "export"], conflicts_with = "scheme")]
     evaluation_id: Option<String>,
     /// The citizen (with --scheme: their evaluations of that scheme; with --evaluation-id:
     /// narrows the search to their passes, which is faster).
@@ -49,7 +56,7 @@ enum Format {
 }
 
 /// One evaluation as the audit log records it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Recorded {
     pub evaluation_id: String,
     pub as_of: String,
@@ -61,6 +68,25 @@ pub struct Recorded {
     pub input_hash: String,
     pub verdict: String,
     pub match_score: i16,
+}
+
+impl Recorded {
+    /// The columns `evaluation_id::text, as_of::text, user_id, scheme_id, rule_id,
+    /// rule_version, rule_hash, input_hash, verdict, match_score` of `evaluation_audit_log`.
+    pub fn from_row(row: &tokio_postgres::Row) -> Recorded {
+        Recorded {
+            evaluation_id: row.get(0),
+            as_of: row.get(1),
+            user_id: row.get(2),
+            scheme_id: row.get(3),
+            rule_id: row.get(4),
+            rule_version: row.get(5),
+            rule_hash: row.get(6),
+            input_hash: row.get(7),
+            verdict: row.get(8),
+            match_score: row.get(9),
+        }
+    }
 }
 
 /// One check and whether it held.
@@ -184,12 +210,20 @@ pub fn verify(
 }
 
 pub fn run(command: AuditCommand) -> Result<ExitCode> {
-    let AuditCommand::Verify(args) = command;
-    let database_url = args.database.url()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let verifications = runtime.block_on(load_and_verify(&database_url, &args))?;
+    let args = match command {
+        AuditCommand::Verify(args) => args,
+        AuditCommand::Export(args) => return super::audit_export::export(args),
+    };
+    let verifications = match &args.export {
+        Some(file) => super::audit_export::verify_file(file)?,
+        None => {
+            let database_url = args.database.url()?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(load_and_verify(&database_url, &args))?
+        }
+    };
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&verifications)?),
         Format::Table => print_table(&verifications),
@@ -247,18 +281,7 @@ async fn load_and_verify(database_url: &str, args: &VerifyArgs) -> Result<Vec<Ve
     let catalogue = Catalogue::bundled();
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
-        let recorded = Recorded {
-            evaluation_id: row.get(0),
-            as_of: row.get(1),
-            user_id: row.get(2),
-            scheme_id: row.get(3),
-            rule_id: row.get(4),
-            rule_version: row.get(5),
-            rule_hash: row.get(6),
-            input_hash: row.get(7),
-            verdict: row.get(8),
-            match_score: row.get(9),
-        };
+        let recorded = Recorded::from_row(&row);
         let rule_yaml: Option<String> = client
             .query_opt(
                 "SELECT rule_yaml FROM eligibility_rules WHERE rule_id = $1",

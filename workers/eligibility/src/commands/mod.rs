@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod audit;
+pub mod audit_export;
 pub mod evaluate;
 pub mod oracle;
 pub mod releases;
