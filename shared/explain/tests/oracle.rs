@@ -184,18 +184,24 @@ fn an_explanation_that_leaves_out_the_verdict_fails() {
 
 #[test]
 fn what_the_facts_say_themselves_is_not_checked_against_them() {
-    // Odisha's Subhadra has "Below 60 years" and "Family income not above ₹2.5 lakh": facts
-    // holding both terms of a pair cannot be restated without them.
+    // Odisha's Subhadra (version 2) has "Family income not above ₹2.5 lakh a year"; a woman of
+    // 19 has the gap "You are 2 years below the minimum age of 21": facts holding both terms of
+    // a pair cannot be restated without them.
     let profile = profile(json!({
         "demographics": {"state": "odisha"},
-        "identity": {"gender": "female", "age": 30, "verified_documents": ["aadhaar"]},
+        "identity": {"gender": "female", "age": 19, "verified_documents": ["aadhaar"]},
         "economic": {"ration_card_type": "apl", "annual_income": 200000,
-                     "is_income_tax_payer": false, "is_government_employee": false}
+                     "is_income_tax_payer": false, "is_government_employee": false,
+                     "irrigated_land_acres": 0, "unirrigated_land_acres": 0},
+        "household": {"owns_three_or_four_wheeler": false}
     }));
-    let evaluation = evaluation(rule("rule_od_subhadra_001"), &profile, AS_OF);
+    let evaluation = evaluation(rule("rule_od_subhadra_002"), &profile, AS_OF);
     let facts = facts(&evaluation, catalogue(), Language::En);
     let all = facts.texts().join(". ");
-    assert!(all.contains("Below 60 years") && all.contains("not above"));
+    assert!(
+        all.contains(" below ") && all.contains("not above"),
+        "{all}"
+    );
     let case = oracle_case("subhadra", &facts, &all);
     assert!(
         !case
