@@ -61,7 +61,16 @@ cd "$ROOT"
 CHART=helm/eligibility
 KUBE_VERSION="${K8S_VERSIONS[0]}"
 # Helm warns on stderr about every file reached through the chart's files/ links; that is expected.
-quiet_helm() { "$HELM" "$@" 2> >(grep -v 'found symbolic link in path' >&2); }
+# Synchronous on purpose: a `2> >(grep ...)` process substitution finishes writing after the
+# function returns, so a caller reading the output right away could miss the error it expects.
+quiet_helm() {
+  local err status=0
+  err=$(mktemp)
+  "$HELM" "$@" 2>"$err" || status=$?
+  grep -v 'found symbolic link in path' "$err" >&2 || true
+  rm -f "$err"
+  return "$status"
+}
 
 # validate FILE: strict schema validation of every built-in kind; custom resources (KEDA,
 # Prometheus Operator) have no schema in kubernetes-validate and are reported as skipped.
