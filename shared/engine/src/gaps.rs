@@ -195,11 +195,32 @@ impl fmt::Display for GapText<'_> {
                     ShownValue(spec, actual)
                 ),
             },
-            (GapKind::Document, Some(_)) => write!(
-                f,
-                "You need a verified document: {name} must be {not}{requirement}"
-            ),
+            // One document to get verified says so; any other test of the list keeps the rule's
+            // wording.
+            (GapKind::Document, Some(_)) => match (&leaf.operand, leaf.op, negated) {
+                (Operand::One(document), Op::Contains, false) => {
+                    write!(f, "Get your {} verified", Shown(spec, document))
+                }
+                _ => write!(
+                    f,
+                    "You need a verified document: {name} must be {not}{requirement}"
+                ),
+            },
             (GapKind::Threshold, Some(actual)) => threshold_text(f, spec, leaf, actual),
+            // A yes/no fact that is the wrong way round: the condition in the rule's words
+            // ("Must be Below Poverty Line: your record says no"), not "must be yes; it is no".
+            (GapKind::Category, Some(actual)) if spec.field_type == FieldType::Boolean => {
+                match &leaf.label {
+                    Some(label) => {
+                        write!(f, "{label}: your record says {}", ShownValue(spec, actual))
+                    }
+                    None => write!(
+                        f,
+                        "Your record says {} for {name}; the scheme needs the opposite",
+                        ShownValue(spec, actual)
+                    ),
+                }
+            }
             (GapKind::Category, Some(actual)) => write!(
                 f,
                 "Your {name} must be {not}{requirement}; it is {}",

@@ -126,3 +126,46 @@ fn the_corpus_has_no_conflicts() {
         .collect();
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// No gap of the corpus reads like a template left unfinished: each bundled rule is evaluated
+/// for an empty profile (every field missing) and for profiles that fail its conditions, and
+/// no gap description says "it is yes", "it is no" or "must be including".
+#[test]
+fn no_gap_text_of_the_corpus_reads_like_a_template_leftover() {
+    let catalogue = Catalogue::bundled();
+    let rules = corpus();
+    let leftovers = ["it is yes", "it is no", "must be including"];
+    let profiles = [
+        serde_json::json!({}),
+        serde_json::json!({"identity": {"age": 30, "gender": "male", "verified_documents": ["pan"]},
+                           "economic": {"bpl_status": false, "annual_income": 5000000.0}}),
+    ];
+    let mut found = Vec::new();
+    for json in &profiles {
+        let profile = engine::Profile::from_json(&catalogue, json, "lint").unwrap();
+        for rule in &rules.rules {
+            let day = engine::Date::parse("2026-01-10").unwrap();
+            let as_of = if engine::temporal::applicability(rule, day).is_applicable() {
+                day
+            } else {
+                rule.effective_from
+            };
+            let Ok(evaluation) = engine::evaluate(&catalogue, rule, &profile, as_of) else {
+                continue;
+            };
+            for gap in &evaluation.gaps {
+                let text = gap.gap_description.to_string();
+                // A phrase counts as a whole: "it is no" is not "it is none of".
+                let has = |phrase: &str| {
+                    text.match_indices(phrase).any(|(at, _)| {
+                        !text[at + phrase.len()..].starts_with(|c: char| c.is_alphanumeric())
+                    })
+                };
+                if leftovers.iter().any(|l| has(l)) {
+                    found.push(format!("{}: {text}", rule.rule_id));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
