@@ -21,4 +21,5 @@ echo "== deployment checks"
 # Dashboards and alerts are checked against the /metrics scrapes the end-to-end tests saved from
 # a real evaluator and a real explainer (the tests also check each has every name docs/metrics.md
 # promises for it).
-scripts/check-deploy.sh --metrics target/e2e-evaluator-metrics.txt --metrics target/e2e-explainer-metrics.txt
+scripts/check-deploy.sh --metrics target/e2e-evaluator-metrics.txt --metrics target/e2e-explainer-metrics.txt \
+  --metrics target/e2e-api-metrics.txt

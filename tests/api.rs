@@ -54,7 +54,7 @@ fn token(role: Role, sub: &str, states: &[&str]) -> String {
 struct Api {
     base: String,
     client: reqwest::Client,
-    _process: Worker,
+    process: Worker,
 }
 
 impl Api {
@@ -65,7 +65,7 @@ impl Api {
         Api {
             base: format!("http://127.0.0.1:{port}"),
             client: reqwest::Client::new(),
-            _process: process,
+            process,
         }
     }
 
@@ -572,6 +572,11 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     let (status, document) = api.get("/api/v1/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK);
     assert!(document["paths"]["/api/v1/eligibility/{user_id}"]["get"].is_object());
+
+    // Every metric docs/metrics.md says the API exports ("By" has A) is in its scrape, kept for
+    // scripts/check-deploy.sh (the API dashboard and alerts).
+    let metrics = scrape_with(&api.process, &contract_metrics("A")).await;
+    std::fs::write(repo().join("target").join("e2e-api-metrics.txt"), &metrics).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]

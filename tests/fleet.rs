@@ -294,51 +294,6 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
     );
 }
 
-/// A scrape of the worker's `/metrics` that has every one of `names`. A gauge appears at its
-/// first refresh (the lag gauge within a second or so of the assignment), so the scrape is
-/// retried for a few seconds before a missing name fails the test.
-async fn scrape_with(worker: &Worker, names: &[String]) -> String {
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let (status, metrics) = worker.http_get("/metrics");
-        assert_eq!(status, 200);
-        let missing: Vec<&String> = names
-            .iter()
-            .filter(|n| !metrics.contains(n.as_str()))
-            .collect();
-        if missing.is_empty() {
-            return metrics;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "/metrics lacks {missing:?}:\n{metrics}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
-
-/// The series names docs/metrics.md promises for a component (`E` evaluator, `X` explainer):
-/// a histogram as its `_bucket` series.
-fn contract_metrics(component: &str) -> Vec<String> {
-    let page = std::fs::read_to_string(repo().join("docs/metrics.md")).unwrap();
-    let mut names = Vec::new();
-    for line in page.lines().filter(|l| l.starts_with("| `eligibility_")) {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let (name, kind, by) = (cells[1].trim_matches('`'), cells[2], cells[4]);
-        if by.split_whitespace().any(|c| c == component) {
-            names.push(match kind {
-                "histogram" => format!("{name}_bucket"),
-                _ => name.to_string(),
-            });
-        }
-    }
-    assert!(
-        names.len() >= 10,
-        "the contract table was not read: {names:?}"
-    );
-    names
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_events_go_to_the_dead_letter_topic_and_the_next_one_is_processed() {
     let _turn = TURN.lock().await;
