@@ -928,28 +928,6 @@ fn fleet_topics() -> Vec<String> {
     topics
 }
 
-/// The series names docs/metrics.md promises for a component (`X` explainer): a histogram as
-/// its `_bucket` series.
-fn promised_metrics(component: &str) -> Vec<String> {
-    let page = std::fs::read_to_string(repo().join("docs/metrics.md")).unwrap();
-    let mut names = Vec::new();
-    for line in page.lines().filter(|l| l.starts_with("| `eligibility_")) {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let (name, kind, by) = (cells[1].trim_matches('`'), cells[2], cells[4]);
-        if by.split_whitespace().any(|c| c == component) {
-            names.push(match kind {
-                "histogram" => format!("{name}_bucket"),
-                _ => name.to_string(),
-            });
-        }
-    }
-    assert!(
-        names.len() >= 10,
-        "the contract table was not read: {names:?}"
-    );
-    names
-}
-
 async fn explained_for(
     kafka: &Kafka,
     marks: &rdkafka::TopicPartitionList,
@@ -1318,7 +1296,7 @@ async fn e2e_a_new_match_in_an_explanation_out() {
             .then_some(scrape)
     })
     .await;
-    for name in promised_metrics("X") {
+    for name in contract_metrics("X") {
         assert!(scrape.contains(&name), "/metrics lacks {name}:\n{scrape}");
     }
     for series in [
