@@ -15,7 +15,7 @@ use std::fmt;
 use crate::format::{IndianNumber, Rupees};
 use crate::outcome::Truth;
 use crate::profile::Profile;
-use crate::rule::{GroupOp, Leaf, Node, Op, Operand, Rule};
+use crate::rule::{Group, GroupOp, Leaf, Node, Op, Operand, Rule};
 use crate::value::{FieldValue, Number, Scalar};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -72,15 +72,15 @@ pub(crate) fn collect_gaps<'a>(
     as_of: Date,
 ) -> Vec<Gap<'a>> {
     let mut gaps = Vec::new();
-    let mut push = |leaf: &'a Leaf, negated: bool, exclusion: bool| {
+    let mut push = |leaf: &'a Leaf, negated: bool, exclusion: bool, any_of: Option<&'a Group>| {
         gaps.push(describe(
-            catalogue, leaf, profile, as_of, negated, exclusion,
+            catalogue, leaf, profile, as_of, negated, exclusion, any_of,
         ));
     };
     walk(&rule.eligibility, truths, 0, true, &mut push);
     for leaf in &rule.exclusions {
         if !leaf_truth(leaf, profile.get(leaf.field)).passes() {
-            push(leaf, false, true);
+            push(leaf, false, true, None);
         }
     }
     gaps
@@ -93,14 +93,25 @@ fn walk<'a>(
     truths: &NodeTruths,
     at: usize,
     want: bool,
-    push: &mut impl FnMut(&'a Leaf, bool, bool),
+    push: &mut impl FnMut(&'a Leaf, bool, bool, Option<&'a Group>),
 ) {
     let needed = if want { Truth::True } else { Truth::False };
     if truths.truth(at) == needed {
         return;
     }
     match node {
-        Node::Leaf(leaf) => push(leaf, !want, false),
+        Node::Leaf(leaf) => push(leaf, !want, false, None),
+        // "Any one of these documents": each leaf is still a gap of its own (its path, its
+        // truth), but all say the one sentence of the group.
+        Node::Group(group) if want && documents_any_of(group) => {
+            for (child, child_at) in group.children.iter().zip(truths.children(at)) {
+                if let Node::Leaf(leaf) = child
+                    && truths.truth(child_at) != Truth::True
+                {
+                    push(leaf, false, false, Some(group));
+                }
+            }
+        }
         Node::Group(group) if group.op == GroupOp::Not => {
             walk(&group.children[0], truths, at + 1, !want, push)
         }
@@ -114,6 +125,16 @@ fn walk<'a>(
     }
 }
 
+/// An OR of two or more "has this verified document" leaves.
+fn documents_any_of(group: &Group) -> bool {
+    group.op == GroupOp::Or
+        && group.children.len() > 1
+        && group.children.iter().all(|c| {
+            matches!(c, Node::Leaf(l) if l.field_name == "identity.verified_documents"
+                && l.op == Op::Contains && matches!(l.operand, Operand::One(_)))
+        })
+}
+
 fn describe<'a>(
     catalogue: &'a Catalogue,
     leaf: &'a Leaf,
@@ -121,6 +142,7 @@ fn describe<'a>(
     as_of: Date,
     negated: bool,
     exclusion: bool,
+    any_of: Option<&'a Group>,
 ) -> Gap<'a> {
     let value = profile.get(leaf.field);
     let gap_kind = match value {
@@ -148,6 +170,7 @@ fn describe<'a>(
             actual: value,
             kind: gap_kind,
             negated,
+            any_of,
         },
         estimated_eligibility_date: if negated {
             None
@@ -168,6 +191,16 @@ pub struct GapText<'a> {
     actual: Option<&'a FieldValue>,
     kind: GapKind,
     negated: bool,
+    /// The OR group of documents the leaf is one of: the text names them all.
+    any_of: Option<&'a Group>,
+}
+
+impl GapText<'_> {
+    /// Whether two gaps say the same sentence for the same group (one step, not one per
+    /// document).
+    pub fn same_group(&self, other: &GapText<'_>) -> bool {
+        matches!((self.any_of, other.any_of), (Some(a), Some(b)) if std::ptr::eq(a, b))
+    }
 }
 
 impl fmt::Display for GapText<'_> {
@@ -178,7 +211,37 @@ impl fmt::Display for GapText<'_> {
             actual,
             kind,
             negated,
+            any_of,
         } = *self;
+        if let Some(group) = any_of {
+            f.write_str(if actual.is_none() {
+                "Tell us whether you have any one of these verified: "
+            } else {
+                "Get any one of these verified: "
+            })?;
+            let documents: Vec<&Scalar> = group
+                .children
+                .iter()
+                .filter_map(|c| match c {
+                    Node::Leaf(Leaf {
+                        operand: Operand::One(v),
+                        ..
+                    }) => Some(v),
+                    _ => None,
+                })
+                .collect();
+            for (i, document) in documents.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(if i + 1 == documents.len() {
+                        " or "
+                    } else {
+                        ", "
+                    })?;
+                }
+                write!(f, "{}", Shown(spec, document))?;
+            }
+            return Ok(());
+        }
         let name = spec.human_name();
         let not = if negated { "not " } else { "" };
         let requirement = &leaf.requirement;

@@ -69,14 +69,30 @@ pub(crate) fn next_steps<'a>(
         }
         Verdict::PartialMatch => {
             steps.reserve_exact(gaps.len() + 1);
-            steps.extend(gaps.iter().map(|g| NextStep::Close(g.gap_description)));
+            close(&mut steps, gaps.iter());
             steps.extend(portal.map(|portal| NextStep::ApplyOnceMet { portal }));
         }
-        Verdict::NotEligible | Verdict::NotApplicable => steps.extend(
+        Verdict::NotEligible | Verdict::NotApplicable => close(
+            &mut steps,
             gaps.iter()
-                .filter(|g| g.actual.is_none() && needed.contains(&g.field))
-                .map(|g| NextStep::Close(g.gap_description)),
+                .filter(|g| g.actual.is_none() && needed.contains(&g.field)),
         ),
     }
     steps
+}
+
+/// A step per gap, but one for the documents of one "any one of" group.
+fn close<'a, 'g>(steps: &mut Vec<NextStep<'a>>, gaps: impl Iterator<Item = &'g Gap<'a>>)
+where
+    'a: 'g,
+{
+    for gap in gaps {
+        let text = gap.gap_description;
+        let said = steps
+            .iter()
+            .any(|s| matches!(s, NextStep::Close(t) if t.same_group(&text)));
+        if !said {
+            steps.push(NextStep::Close(text));
+        }
+    }
 }

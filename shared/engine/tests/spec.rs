@@ -1706,3 +1706,35 @@ fn a_missing_yes_no_fact_is_asked_with_its_question() {
         "{refused}"
     );
 }
+
+/// docs/semantics.md, "Evaluation" 6: an OR of verified documents is one sentence ("any one of
+/// these") and one next step, though each document stays a gap of its own.
+#[test]
+fn any_one_of_several_documents_is_one_sentence_and_one_step() {
+    let rule = rule_x(
+        "{operator: AND, conditions: [
+            {field: identity.age, operator: gte, value: 60},
+            {operator: OR, conditions: [
+                {field: identity.verified_documents, operator: contains, value: age_proof},
+                {field: identity.verified_documents, operator: contains, value: birth_certificate},
+                {field: identity.verified_documents, operator: contains, value: voter_id}]}]}",
+        "application: {portal_url: \"https://example.gov.in\"}\n",
+    );
+    let catalogue = Catalogue::bundled();
+    let p = profile(json!({"identity": {"age": 70, "verified_documents": ["pan"]}}));
+    let e = evaluate(&catalogue, &rule, &p, date(AS_OF)).unwrap();
+    assert_eq!(e.verdict, Verdict::PartialMatch);
+    let json = serde_json::to_value(&e).unwrap();
+    let texts: Vec<&str> = json["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["gap_description"].as_str().unwrap())
+        .collect();
+    let sentence = "Get any one of these verified: age proof, birth certificate or voter id";
+    assert_eq!(texts, [sentence; 3]);
+    assert_eq!(
+        json["next_steps"],
+        json!([sentence, "Once these are met, apply at example.gov.in"])
+    );
+}
