@@ -16,12 +16,30 @@ use engine::{Catalogue, Date, Outcome, Profile, Rule, RuleSet, Verdict};
 use kernels::engine_select::Engine;
 use serde::Serialize;
 
-/// One citizen of the population.
-pub struct Citizen {
-    pub user_id: String,
+/// A chunk of the population, column by column: the profiles go to the batch engine as they
+/// are, without a copy.
+#[derive(Default)]
+pub struct Population {
+    pub user_ids: Vec<String>,
     /// `demographics.state`; None covers every state's schemes.
-    pub state: Option<String>,
-    pub profile: Profile,
+    pub states: Vec<Option<String>>,
+    pub profiles: Vec<Profile>,
+}
+
+impl Population {
+    pub fn len(&self) -> usize {
+        self.profiles.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.profiles.is_empty()
+    }
+
+    pub fn push(&mut self, user_id: String, state: Option<String>, profile: Profile) {
+        self.user_ids.push(user_id);
+        self.states.push(state);
+        self.profiles.push(profile);
+    }
 }
 
 /// A scheme whose version in effect changes.
@@ -71,6 +89,8 @@ pub const SAMPLE: usize = 10;
 /// The schemes a proposal changes, and their versions before and after.
 pub struct Simulation<'a> {
     catalogue: &'a Catalogue,
+    current: &'a RuleSet,
+    proposed: &'a RuleSet,
     as_of: Date,
     changes: Vec<Change>,
     before: Vec<Option<&'a Rule>>,
@@ -95,6 +115,8 @@ impl<'a> Simulation<'a> {
         let schemes: BTreeSet<&str> = now.keys().chain(next.keys()).copied().collect();
         let mut simulation = Simulation {
             catalogue,
+            current,
+            proposed,
             as_of,
             changes: Vec::new(),
             before: Vec::new(),
@@ -128,15 +150,14 @@ impl<'a> Simulation<'a> {
     pub fn run(
         &self,
         engine: &Engine,
-        citizens: &[Citizen],
+        citizens: &Population,
         diff: &mut Diff,
     ) -> anyhow::Result<()> {
         if self.changes.is_empty() || citizens.is_empty() {
             diff.citizens += citizens.len();
             return Ok(());
         }
-        let profiles: Vec<Profile> = citizens.iter().map(|c| c.profile.clone()).collect();
-        let columns = ProfileColumns::new(self.catalogue, &profiles);
+        let columns = ProfileColumns::new(self.catalogue, &citizens.profiles);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let outcomes = |rules: &[Option<&'a Rule>]| -> anyhow::Result<(
             Vec<Option<usize>>,
@@ -177,49 +198,38 @@ impl<'a> Simulation<'a> {
                     _ => Verdict::NotApplicable,
                 }
             };
-            for (i, citizen) in citizens.iter().enumerate() {
-                if change.state != "central"
-                    && citizen
-                        .state
-                        .as_deref()
-                        .is_some_and(|st| st != change.state)
-                {
+            let by_state = diff.schemes.entry(change.scheme_id.clone()).or_default();
+            for (i, profile) in citizens.profiles.iter().enumerate() {
+                let state = citizens.states[i].as_deref();
+                if change.state != "central" && state.is_some_and(|st| st != change.state) {
                     continue;
                 }
                 let was = code(&before, slot_before[s], i);
                 let now = code(&after, slot_after[s], i);
-                let state = citizen.state.clone().unwrap_or_else(|| "unknown".into());
-                let entry = diff
-                    .schemes
-                    .entry(change.scheme_id.clone())
-                    .or_default()
-                    .entry(state)
+                let entry = by_state
+                    .entry(state.unwrap_or("unknown").to_string())
                     .or_default();
                 *entry
                     .transitions
                     .entry(format!("{}->{}", was.name(), now.name()))
                     .or_default() += 1;
                 if was == Verdict::Eligible {
-                    entry.monthly_outlay_before_inr += monthly(self.before[s], &citizen.profile);
+                    entry.monthly_outlay_before_inr += monthly(self.before[s], profile);
                 }
                 if now == Verdict::Eligible {
-                    entry.monthly_outlay_after_inr += monthly(self.after[s], &citizen.profile);
+                    entry.monthly_outlay_after_inr += monthly(self.after[s], profile);
                 }
                 if was == now {
                     continue;
                 }
                 if entry.affected_sample.len() < SAMPLE {
-                    entry.affected_sample.push(citizen.user_id.clone());
+                    entry.affected_sample.push(citizens.user_ids[i].clone());
                 }
                 if rank(now) < rank(was)
                     && let Some(rule) = self.after[s]
                 {
-                    let (_, gaps) = engine::eval::outcome_with_gaps(
-                        self.catalogue,
-                        rule,
-                        &citizen.profile,
-                        self.as_of,
-                    );
+                    let (_, gaps) =
+                        engine::eval::outcome_with_gaps(self.catalogue, rule, profile, self.as_of);
                     let fields: BTreeSet<&str> = gaps.iter().map(|g| g.field).collect();
                     for field in fields {
                         *entry
@@ -233,12 +243,41 @@ impl<'a> Simulation<'a> {
         Ok(())
     }
 
-    /// The conflicts in `proposed` that `current` does not have (by type and rules).
-    pub fn conflicts_introduced(
+    /// Evaluates the stored citizens the changed schemes cover (those of `state`, and those
+    /// without a state, when given), at most `limit` (all when None), in pages by user id.
+    pub async fn run_stored(
         &self,
-        current: &RuleSet,
-        proposed: &RuleSet,
-    ) -> Vec<serde_json::Value> {
+        engine: &Engine,
+        pool: &deadpool_postgres::Pool,
+        state: Option<&str>,
+        limit: Option<usize>,
+        diff: &mut Diff,
+    ) -> anyhow::Result<()> {
+        let started = std::time::Instant::now();
+        let mut after = String::new();
+        loop {
+            let left = limit.map_or(CHUNK, |l| l.saturating_sub(diff.citizens).min(CHUNK));
+            let chunk = stored_population(pool, self.catalogue, state, &after, left).await?;
+            let Some(last) = chunk.user_ids.last() else {
+                return Ok(());
+            };
+            after = last.clone();
+            self.run(engine, &chunk, diff)?;
+            if limit.is_none() {
+                // The whole population: a long run shows its progress.
+                eprintln!(
+                    "… {} citizens after {:.1}s",
+                    diff.citizens,
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+
+    /// The conflicts in the proposed set that the current one does not have (by type and
+    /// rules).
+    fn conflicts_introduced(&self) -> Vec<serde_json::Value> {
+        let (current, proposed) = (self.current, self.proposed);
         let key = |c: &engine::conflicts::Conflict| {
             (format!("{:?}", c.conflict_type), c.rule_ids.clone())
         };
@@ -255,10 +294,13 @@ impl<'a> Simulation<'a> {
             .collect()
     }
 
+    /// An empty diff of this proposal: its changes and the conflicts it introduces; `run`
+    /// adds the citizens.
     pub fn diff(&self) -> Diff {
         Diff {
             as_of: self.as_of.to_string(),
             changes: self.changes.clone(),
+            conflicts_introduced: self.conflicts_introduced(),
             ..Diff::default()
         }
     }
@@ -312,7 +354,6 @@ pub fn command(
         .map_err(|e| anyhow::anyhow!("--engine {:?}: {e}", args.engine))?;
     let simulation = Simulation::new(catalogue, &current, &proposed, as_of);
     let mut diff = simulation.diff();
-    diff.conflicts_introduced = simulation.conflicts_introduced(&current, &proposed);
     let started = std::time::Instant::now();
     match args.population.as_str() {
         "postgres" => {
@@ -323,19 +364,9 @@ pub fn command(
                     args.database.database_ca_file.as_deref(),
                     2,
                 )?;
-                let mut after = String::new();
-                loop {
-                    let chunk = stored_population(&pool, catalogue, None, &after, CHUNK).await?;
-                    let Some(last) = chunk.last() else { break };
-                    after = last.user_id.clone();
-                    simulation.run(&engine, &chunk, &mut diff)?;
-                    eprintln!(
-                        "… {} citizens after {:.1}s",
-                        diff.citizens,
-                        started.elapsed().as_secs_f64()
-                    );
-                }
-                anyhow::Ok(())
+                simulation
+                    .run_stored(&engine, &pool, None, None, &mut diff)
+                    .await
             })?;
         }
         synthetic => {
@@ -354,16 +385,14 @@ pub fn command(
                     missing_rate: 0.05,
                     schemes: 0,
                 };
-                let citizens: Vec<Citizen> =
-                    loadtest::citizens::generate(catalogue, n, spec, threads)
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, profile)| Citizen {
-                            user_id: format!("syn_{:08}", made + i),
-                            state: state_of(catalogue, &profile),
-                            profile,
-                        })
-                        .collect();
+                let mut citizens = Population::default();
+                for (i, profile) in loadtest::citizens::generate(catalogue, n, spec, threads)
+                    .into_iter()
+                    .enumerate()
+                {
+                    let state = state_of(catalogue, &profile);
+                    citizens.push(format!("syn_{:08}", made + i), state, profile);
+                }
                 simulation.run(&engine, &citizens, &mut diff)?;
                 made += n;
                 eprintln!(
@@ -391,13 +420,13 @@ pub fn state_of(catalogue: &Catalogue, profile: &Profile) -> Option<String> {
 
 /// Up to `limit` stored citizens with user ids after `after`, in order; only `state`'s (and
 /// those without a state) when given.
-pub async fn stored_population(
+async fn stored_population(
     pool: &deadpool_postgres::Pool,
     catalogue: &Catalogue,
     state: Option<&str>,
     after: &str,
     limit: usize,
-) -> anyhow::Result<Vec<Citizen>> {
+) -> anyhow::Result<Population> {
     let client = pool.get().await?;
     let rows = client
         .query(
@@ -408,19 +437,15 @@ pub async fn stored_population(
             &[&after, &state, &(limit as i64)],
         )
         .await?;
-    rows.iter()
-        .map(|row| {
-            let user_id: String = row.get(0);
-            let json: serde_json::Value = serde_json::from_str(row.get::<_, &str>(1))?;
-            let profile = Profile::from_json(catalogue, &json, &user_id)
-                .map_err(|r| anyhow::anyhow!("stored profile of {user_id}: {r}"))?;
-            Ok(Citizen {
-                user_id,
-                state: row.get(2),
-                profile,
-            })
-        })
-        .collect()
+    let mut population = Population::default();
+    for row in &rows {
+        let user_id: String = row.get(0);
+        let json: serde_json::Value = serde_json::from_str(row.get::<_, &str>(1))?;
+        let profile = Profile::from_json(catalogue, &json, &user_id)
+            .map_err(|r| anyhow::anyhow!("stored profile of {user_id}: {r}"))?;
+        population.push(user_id, row.get(2), profile);
+    }
+    Ok(population)
 }
 
 fn print_text(diff: &Diff, seconds: f64) {
@@ -513,23 +538,16 @@ mod tests {
             missing_rate: 0.05,
             schemes: 0,
         };
-        let citizens: Vec<Citizen> = loadtest::citizens::generate(&catalogue, 3000, spec, 2)
-            .into_iter()
-            .enumerate()
-            .map(|(i, profile)| Citizen {
-                user_id: format!("u{i}"),
-                state: state_of(&catalogue, &profile),
-                profile,
-            })
-            .collect();
+        let generated = loadtest::citizens::generate(&catalogue, 3000, spec, 2);
+        let mut halves = [Population::default(), Population::default()];
+        for (i, profile) in generated.iter().enumerate() {
+            let state = state_of(&catalogue, profile);
+            halves[usize::from(i >= 1000)].push(format!("u{i}"), state, profile.clone());
+        }
         let engine = Engine::new(kernels::engine_select::EngineChoice::Cpu, 0).unwrap();
         let mut diff = simulation.diff();
-        simulation
-            .run(&engine, &citizens[..1000], &mut diff)
-            .unwrap();
-        simulation
-            .run(&engine, &citizens[1000..], &mut diff)
-            .unwrap();
+        simulation.run(&engine, &halves[0], &mut diff).unwrap();
+        simulation.run(&engine, &halves[1], &mut diff).unwrap();
         assert_eq!(diff.citizens, 3000);
 
         let old = current
@@ -552,20 +570,20 @@ mod tests {
         };
         let mut expected: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
         let (mut before, mut after, mut moved) = (0.0, 0.0, 0);
-        for c in &citizens {
-            let (was, now) = (verdict(old, &c.profile), verdict(new, &c.profile));
+        for profile in &generated {
+            let (was, now) = (verdict(old, profile), verdict(new, profile));
             *expected
-                .entry(c.state.clone().unwrap_or_else(|| "unknown".into()))
+                .entry(state_of(&catalogue, profile).unwrap_or_else(|| "unknown".into()))
                 .or_default()
                 .entry(format!("{}->{}", was.name(), now.name()))
                 .or_default() += 1;
             before += if was == Verdict::Eligible {
-                monthly(Some(old), &c.profile)
+                monthly(Some(old), profile)
             } else {
                 0.0
             };
             after += if now == Verdict::Eligible {
-                monthly(Some(new), &c.profile)
+                monthly(Some(new), profile)
             } else {
                 0.0
             };

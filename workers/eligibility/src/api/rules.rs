@@ -252,20 +252,19 @@ pub async fn simulate(
     })?;
     let state = (!proposal.is_central()).then(|| proposal.state.clone());
     let proposed = simulate::with_proposals(&book.rules, vec![proposal]);
-    let population = simulate::stored_population(
-        &service.pool,
-        &book.catalogue,
-        state.as_deref(),
-        "",
-        sample as usize,
-    )
-    .await?;
     let simulation = simulate::Simulation::new(&book.catalogue, &book.rules, &proposed, as_of);
     let mut diff = simulation.diff();
-    diff.conflicts_introduced = simulation.conflicts_introduced(&book.rules, &proposed);
     // The API's CPU serves requests: the simulation stays off any GPU.
     let engine = kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Cpu, 0)
         .map_err(|e| Problem::from(anyhow::anyhow!("{e}")))?;
-    simulation.run(&engine, &population, &mut diff)?;
+    simulation
+        .run_stored(
+            &engine,
+            &service.pool,
+            state.as_deref(),
+            Some(sample as usize),
+            &mut diff,
+        )
+        .await?;
     Ok(Json(serde_json::to_value(&diff).expect("serialisable")))
 }

@@ -90,19 +90,13 @@ async fn population_diff(
     let proposed = simulate::with_proposals(&current, vec![rule.clone()]);
     let simulation = simulate::Simulation::new(catalogue, &current, &proposed, as_of);
     let mut diff = simulation.diff();
-    diff.conflicts_introduced = simulation.conflicts_introduced(&current, &proposed);
     let engine =
         kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Auto, 1_000_000)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let state = (!rule.is_central()).then(|| rule.state.clone());
-    let mut after = String::new();
-    loop {
-        let chunk =
-            simulate::stored_population(pool, catalogue, state.as_deref(), &after, 100_000).await?;
-        let Some(last) = chunk.last() else { break };
-        after = last.user_id.clone();
-        simulation.run(&engine, &chunk, &mut diff)?;
-    }
+    let state = (!rule.is_central()).then_some(rule.state.as_str());
+    simulation
+        .run_stored(&engine, pool, state, None, &mut diff)
+        .await?;
     Ok(serde_json::to_value(&diff)?)
 }
 
