@@ -20,14 +20,6 @@ const SECRET: &str = "a-development-secret-of-32-bytes-or-more";
 const AS_OF: &str = "2025-01-15";
 const OAP: &str = "sch_ka_old_age_pension";
 
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
-}
-
 fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -544,14 +536,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     // A new verdict is served at once, though the old list is cached: the evaluator moves the
     // user's results version when it writes.
     let profile_a = profile_json(&a, 62, false, "karnataka");
-    kafka
-        .send(
-            USER_METADATA_UPDATED,
-            Some(partition_of(&profile_a)),
-            &a,
-            &profile_update(&a, &profile_a, AS_OF),
-        )
-        .await;
+    kafka.send_profile(&profile_a, AS_OF).await;
     eventually(
         Duration::from_secs(60),
         "the new verdict served",

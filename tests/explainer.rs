@@ -900,14 +900,6 @@ fn languages_parse_from_their_codes() {
 // ---------------------------------------------------------------------------------------------
 // End to end, on the local stack.
 
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
-}
-
 /// Every topic the two workers read or write.
 fn fleet_topics() -> Vec<String> {
     let mut topics: Vec<String> = EVALUATOR_INPUTS
@@ -981,14 +973,7 @@ async fn e2e_a_new_match_in_an_explanation_out() {
     explainer.wait_ready(Duration::from_secs(60));
     let user = unique("citizen");
     let profile = profile_json(&user, 60, true, "karnataka");
-    kafka
-        .send(
-            USER_METADATA_UPDATED,
-            Some(partition_of(&profile)),
-            &user,
-            &profile_update(&user, &profile, AS_OF),
-        )
-        .await;
+    kafka.send_profile(&profile, AS_OF).await;
     let explained = explained_for(&kafka, &marks, &user, OAP).await;
     assert_eq!(explained.len(), 2, "{explained:?}");
     for (e, language) in explained.iter().zip(["en", "hi"]) {
@@ -1087,14 +1072,7 @@ async fn e2e_a_new_match_in_an_explanation_out() {
     let partial = unique("citizen");
     for (user, age) in [(&eligible, 60), (&partial, 58)] {
         let profile = profile_json(user, age, true, "karnataka");
-        kafka
-            .send(
-                USER_METADATA_UPDATED,
-                Some(partition_of(&profile)),
-                user,
-                &profile_update(user, &profile, AS_OF),
-            )
-            .await;
+        kafka.send_profile(&profile, AS_OF).await;
     }
     let explained = explained_for(&kafka, &marks, &eligible, OAP).await;
     assert_eq!(explained.len(), 2, "{explained:?}");

@@ -18,14 +18,6 @@ static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const AS_OF: &str = "2025-01-15";
 const OAP: &str = "sch_ka_old_age_pension";
 
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
-}
-
 /// The rules a pass should evaluate for `profile` (independently of the worker's code path):
 /// the schemes in effect for the profile's state that read one of `fields` (all when None),
 /// and that apply on the date.
@@ -137,14 +129,7 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
         profile_json(&user, 60, false, "karnataka"),
     ];
     for profile in &steps {
-        s.kafka
-            .send(
-                USER_METADATA_UPDATED,
-                Some(partition_of(profile)),
-                &user,
-                &profile_update(&user, profile, AS_OF),
-            )
-            .await;
+        s.kafka.send_profile(profile, AS_OF).await;
     }
     let lost: Vec<EligibilityLost> = s
         .kafka
@@ -406,15 +391,7 @@ async fn a_rule_update_re_evaluates_the_users_it_covers() {
         profile_json(&elsewhere, 57, true, "tamil_nadu"),
     ];
     for p in &profiles {
-        let user = p["user_id"].as_str().unwrap();
-        s.kafka
-            .send(
-                USER_METADATA_UPDATED,
-                Some(partition_of(p)),
-                user,
-                &profile_update(user, p, AS_OF),
-            )
-            .await;
+        s.kafka.send_profile(p, AS_OF).await;
     }
     for user in [&near, &far, &elsewhere] {
         eventually(Duration::from_secs(60), "first evaluation", || async {
@@ -580,15 +557,7 @@ async fn killed_mid_stream(name: &str, workers: usize) {
         })
         .collect();
     for p in &users {
-        let user = p["user_id"].as_str().unwrap();
-        s.kafka
-            .send(
-                USER_METADATA_UPDATED,
-                Some(partition_of(p)),
-                user,
-                &profile_update(user, p, AS_OF),
-            )
-            .await;
+        s.kafka.send_profile(p, AS_OF).await;
     }
 
     let mut running: Vec<Worker> = (0..workers)
@@ -1151,14 +1120,7 @@ async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_pr
     const LAST: i64 = 1;
     for user in &users {
         let p = version(user, 0);
-        s.kafka
-            .send(
-                USER_METADATA_UPDATED,
-                Some(partition_of(&p)),
-                user,
-                &profile_update(user, &p, AS_OF),
-            )
-            .await;
+        s.kafka.send_profile(&p, AS_OF).await;
     }
     eventually(Duration::from_secs(60), "first evaluations", || async {
         let n = count(&s.pool, "SELECT count(*) FROM profile_current").await;
@@ -1210,14 +1172,7 @@ async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_pr
     for step in 1..=LAST {
         for user in &users {
             let p = version(user, step);
-            s.kafka
-                .send(
-                    USER_METADATA_UPDATED,
-                    Some(partition_of(&p)),
-                    user,
-                    &profile_update(user, &p, AS_OF),
-                )
-                .await;
+            s.kafka.send_profile(&p, AS_OF).await;
         }
     }
     // Done when every user holds its last profile and the rule change's copies are committed.

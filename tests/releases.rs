@@ -21,14 +21,6 @@ const AS_OF: &str = "2025-01-15";
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const OAP: &str = "sch_ka_old_age_pension";
 
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
-}
-
 /// The Karnataka pension's next version with the age raised to `age`.
 fn oap_version(version: u32, age: u32) -> String {
     std::fs::read_to_string(repo().join("schemes/karnataka/old_age_pension.yaml"))

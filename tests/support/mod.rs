@@ -91,6 +91,15 @@ impl Stack {
     }
 }
 
+/// A name no other run or test uses: `prefix`, the process id and the time in nanoseconds.
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
 /// The repository's root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -348,6 +357,21 @@ impl Kafka {
         self.send_raw(topic, partition, key, payload).await
     }
 
+    /// Sends a profile (with its `user_id`) on `user.metadata.updated`, on the partition the
+    /// partition map gives its user, as of `as_of`.
+    pub async fn send_profile(&self, profile: &serde_json::Value, as_of: &str) -> i32 {
+        let user = profile["user_id"]
+            .as_str()
+            .expect("the profile has a user_id");
+        self.send(
+            USER_METADATA_UPDATED,
+            Some(partition_of(profile)),
+            user,
+            &profile_update(user, profile, as_of),
+        )
+        .await
+    }
+
     pub async fn send_raw(
         &self,
         topic: &str,
@@ -524,11 +548,7 @@ impl Fleet {
         let stack = Stack::get();
         let kafka = Kafka::new(&stack);
         let database_url = stack.fresh_database(name).await;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let group = format!("{name}-{}-{nanos}", std::process::id());
+        let group = unique(name);
         let marks = kafka.marks(topics);
         kafka.start_group_at(&database_url, &group, &marks).await;
         let pool = fleet::postgres::pool(&database_url, 2).unwrap();
@@ -548,14 +568,8 @@ impl Fleet {
     /// Sends each (user, age, state) as a BPL citizen's profile on `as_of`, on its partition.
     pub async fn send_citizens(&self, citizens: &[(&str, i64, &str)], as_of: &str) {
         for &(user, age, state) in citizens {
-            let profile = profile_json(user, age, true, state);
             self.kafka
-                .send(
-                    fleet::topics::USER_METADATA_UPDATED,
-                    Some(partition_of(&profile)),
-                    user,
-                    &profile_update(user, &profile, as_of),
-                )
+                .send_profile(&profile_json(user, age, true, state), as_of)
                 .await;
         }
     }
