@@ -144,5 +144,10 @@ pub async fn decide(
         .await?;
     }
     tx.commit().await?;
-    get(pool, id).await
+    Ok(Proposal {
+        status: status.to_string(),
+        decided_by: Some(by.to_string()),
+        decision_reason: Some(reason.to_string()),
+        ..proposal
+    })
 }

@@ -272,9 +272,13 @@ pub async fn partial_matches(
 }
 
 /// The rule version a stored verdict names: the one held, or (retired) from PostgreSQL.
-async fn rule_of(service: &Service, book: &RuleBook, rule_id: &str) -> Result<Rule, Problem> {
+async fn rule_of<'a>(
+    service: &Service,
+    book: &'a RuleBook,
+    rule_id: &str,
+) -> Result<std::borrow::Cow<'a, Rule>, Problem> {
     if let Some(rule) = book.rules.get(rule_id) {
-        return Ok(rule.clone());
+        return Ok(std::borrow::Cow::Borrowed(rule));
     }
     let client = service.pool.get().await?;
     let row = client
@@ -288,11 +292,13 @@ async fn rule_of(service: &Service, book: &RuleBook, rule_id: &str) -> Result<Ru
                 "stored verdict names unknown rule {rule_id}"
             ))
         })?;
-    engine::load::parse_rule_yaml(&book.catalogue, row.get(0), rule_id).map_err(|p| {
-        Problem::from(anyhow::anyhow!(
-            "stored rule {rule_id} does not load: {p:?}"
-        ))
-    })
+    engine::load::parse_rule_yaml(&book.catalogue, row.get(0), rule_id)
+        .map(std::borrow::Cow::Owned)
+        .map_err(|p| {
+            Problem::from(anyhow::anyhow!(
+                "stored rule {rule_id} does not load: {p:?}"
+            ))
+        })
 }
 
 /// The full evaluation behind a stored verdict, re-derived and checked against it.
