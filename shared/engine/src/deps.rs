@@ -1,8 +1,13 @@
-//! Incremental evaluation (docs/semantics.md, "Batch and incremental evaluation"): which rules a profile change or a new date can affect.
+//! Incremental evaluation (docs/semantics.md, "Batch and incremental evaluation"): which rules a
+//! profile change or a new date can affect, and when a rule that reads a changed field still
+//! keeps its outcome.
 
-use crate::catalogue::FieldId;
+use crate::catalogue::{Catalogue, FieldId};
 use crate::date::Date;
-use crate::rule::Rule;
+use crate::eval::leaf_truth;
+use crate::gaps;
+use crate::profile::Profile;
+use crate::rule::{Leaf, Rule};
 use crate::temporal::applicability;
 
 /// For each field, the rules (indices into the slice it was built from) that read it.
@@ -54,4 +59,56 @@ pub fn affected_rules(
         affected.dedup();
     }
     affected
+}
+
+/// Whether a profile change leaves the outcome of `rule` on `as_of` as it was — verdict, score
+/// and gaps — although the rule reads a changed field: every leaf (eligibility and exclusions)
+/// on one of the `changed` fields keeps its truth, and no gap of the rule carries a date for
+/// either profile (`may_carry_gap_date`). Verdict, score and the gap paths are functions of the
+/// leaf truths alone; the gap kind depends on whether the value is present, which is the
+/// difference between unknown and known. A property test holds the outcome and the gaps
+/// fingerprint equal whenever this says so. False is always safe: the rule is then evaluated
+/// again.
+pub fn outcome_unchanged(
+    catalogue: &Catalogue,
+    rule: &Rule,
+    before: &Profile,
+    after: &Profile,
+    changed: &[FieldId],
+    as_of: Date,
+) -> bool {
+    if may_carry_gap_date(catalogue, rule, before, as_of)
+        || may_carry_gap_date(catalogue, rule, after, as_of)
+    {
+        return false;
+    }
+    let mut unchanged = true;
+    let mut check = |leaf: &Leaf| {
+        if unchanged && changed.contains(&leaf.field) {
+            unchanged =
+                leaf_truth(leaf, before.get(leaf.field)) == leaf_truth(leaf, after.get(leaf.field));
+        }
+    };
+    rule.eligibility.for_each_leaf(&mut check);
+    rule.exclusions.iter().for_each(&mut check);
+    unchanged
+}
+
+/// Whether a gap of `rule` for `profile` can carry an estimated date: an age threshold the
+/// citizen has yet to reach. That date moves with the age, the date of birth and — where the
+/// date of birth is unknown — with `as_of` itself, so such a rule is evaluated again on every
+/// new date even when nothing it reads changed.
+pub fn may_carry_gap_date(
+    catalogue: &Catalogue,
+    rule: &Rule,
+    profile: &Profile,
+    as_of: Date,
+) -> bool {
+    let mut dated = false;
+    let mut check = |leaf: &Leaf| {
+        dated = dated || gaps::estimated_date(leaf, profile, as_of, catalogue).is_some();
+    };
+    rule.eligibility.for_each_leaf(&mut check);
+    rule.exclusions.iter().for_each(&mut check);
+    dated
 }

@@ -338,13 +338,16 @@ fn number(s: &Scalar) -> Option<f64> {
 
 /// For an age threshold not yet reached: the day the citizen reaches the age — from the date of
 /// birth when known, else `as_of` plus the missing whole years.
-fn estimated_date(
+const AGE: &str = "identity.age";
+
+/// The day a citizen reaches the age `leaf` needs, when it is still ahead.
+pub(crate) fn estimated_date(
     leaf: &Leaf,
     profile: &Profile,
     as_of: Date,
     catalogue: &Catalogue,
 ) -> Option<Date> {
-    if leaf.field_name != "identity.age" {
+    if leaf.field_name != AGE {
         return None;
     }
     let Some(FieldValue::Scalar(Scalar::Int(age))) = profile.get(leaf.field) else {

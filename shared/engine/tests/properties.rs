@@ -13,6 +13,16 @@ use serde_json::Value as Json;
 mod common;
 use common::strategies::{CATALOGUE, as_of, profile_doc, profiles, rule_doc, rules};
 
+/// The (section, field) pairs `profile_doc` may fill.
+const PROFILE_FIELDS: [(&str, &str); 6] = [
+    ("identity", "age"),
+    ("identity", "social_category"),
+    ("identity", "verified_documents"),
+    ("identity", "date_of_birth"),
+    ("economic", "annual_income"),
+    ("economic", "bpl_status"),
+];
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -162,6 +172,36 @@ proptest! {
         }
         let full: Vec<_> = refs.iter().map(|r| outcome(r, &new, d2)).collect();
         prop_assert_eq!(kept, full);
+    }
+
+    #[test]
+    fn a_rule_said_unchanged_by_a_profile_change_keeps_its_outcome_and_gaps(rules in rules(8), before in profile_doc(), donor in profile_doc(), taken in any::<u8>(), nudge in 0u32..3, as_of in as_of()) {
+        // `after` is `before` with a few fields taken from `donor`, and the income sometimes
+        // nudged within its band, so that most changes keep most leaf truths.
+        let mut after = before.clone();
+        for (bit, (section, field)) in PROFILE_FIELDS.iter().enumerate() {
+            if taken & (1 << bit) != 0 {
+                match donor[section].get(*field) {
+                    Some(value) => { after[section][*field] = value.clone(); }
+                    None => { after[section].as_object_mut().unwrap().remove(*field); }
+                }
+            }
+        }
+        if let Some(income) = after["economic"]["annual_income"].as_f64() {
+            after["economic"]["annual_income"] = serde_json::json!(income + f64::from(nudge) * 4000.0);
+        }
+        let old = Profile::from_json(&CATALOGUE, &before, "before").unwrap();
+        let new = Profile::from_json(&CATALOGUE, &after, "after").unwrap();
+        let changed = old.changed_fields(&new);
+        for rule in &rules {
+            if !engine::deps::outcome_unchanged(&CATALOGUE, rule, &old, &new, &changed, as_of) {
+                continue;
+            }
+            let (was, was_gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, &old, as_of);
+            let (now, now_gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, &new, as_of);
+            prop_assert_eq!(was, now);
+            prop_assert_eq!(engine::gaps::fingerprint(&was_gaps), engine::gaps::fingerprint(&now_gaps));
+        }
     }
 
     #[test]

@@ -150,9 +150,9 @@ fn results_of(user_id: &str, stored: &Stored) -> UserResults {
             }
             let rule = stored.book.rules.get(&v.rule_id);
             SchemeResult {
-                scheme_id: scheme_id.clone(),
-                scheme_name: rule.map_or_else(|| scheme_id.clone(), |r| r.scheme_name.clone()),
-                rule_id: v.rule_id.clone(),
+                scheme_id: scheme_id.to_string(),
+                scheme_name: rule.map_or_else(|| scheme_id.to_string(), |r| r.scheme_name.clone()),
+                rule_id: v.rule_id.to_string(),
                 rule_version: v.rule_version,
                 verdict: v.known.verdict.name().to_string(),
                 match_score: v.known.score,
@@ -350,7 +350,7 @@ pub async fn one_scheme(
     let verdict = stored
         .state
         .verdicts
-        .get(&scheme_id)
+        .get(scheme_id.as_str())
         .ok_or_else(Problem::not_found)?;
     let profile = &stored.state.profile.as_ref().expect("checked").profile;
     let rule = rule_of(&service, &stored.book, &verdict.rule_id).await?;
@@ -407,7 +407,7 @@ pub async fn gaps(
             .collect();
         for gap in evaluation["gaps"].as_array().into_iter().flatten() {
             items.push(GapItem {
-                scheme_id: scheme_id.clone(),
+                scheme_id: scheme_id.to_string(),
                 verdict: verdict.known.verdict.name().to_string(),
                 field: gap["field"].as_str().unwrap_or_default().to_string(),
                 gap_kind: gap["gap_kind"].as_str().unwrap_or_default().to_string(),

@@ -49,7 +49,7 @@ impl RuleBook {
         } = loaded;
         let key_of: HashMap<&str, i32> = versions
             .iter()
-            .map(|(&key, r)| (r.rule_id.as_str(), key))
+            .map(|(&key, r)| (&*r.rule_id, key))
             .collect();
         let keys = rules
             .rules
@@ -85,6 +85,11 @@ impl RuleBook {
     /// The `rule_key` of the rule at `index`.
     pub fn key(&self, index: usize) -> i32 {
         self.keys[index]
+    }
+
+    /// The stored rule version of the rule at `index`.
+    pub fn reference(&self, index: usize) -> &RuleRef {
+        &self.versions[&self.keys[index]]
     }
 
     /// The stored rule version named `rule_key` (active or not).
@@ -186,8 +191,8 @@ impl RuleBook {
             .enumerate()
             .map(|(i, r)| {
                 let reference = RuleRef {
-                    rule_id: r.rule_id.clone(),
-                    scheme_id: r.scheme_id.clone(),
+                    rule_id: r.rule_id.as_str().into(),
+                    scheme_id: r.scheme_id.as_str().into(),
                     version: r.version,
                 };
                 (i as i32 + 1, reference)

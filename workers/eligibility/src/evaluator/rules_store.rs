@@ -2,6 +2,7 @@
 //! and storing a new version from `policy.rules.updated`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 use engine::{Catalogue, Rule, RuleSet};
@@ -121,8 +122,9 @@ pub struct Loaded {
 /// A stored rule version, by name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleRef {
-    pub rule_id: String,
-    pub scheme_id: String,
+    /// Shared, not copied: every stored verdict of every user loaded names its rule and scheme.
+    pub rule_id: Arc<str>,
+    pub scheme_id: Arc<str>,
     pub version: u32,
 }
 
@@ -160,8 +162,8 @@ pub async fn load(pool: &Pool, catalogue: &Catalogue) -> anyhow::Result<Loaded> 
         .iter()
         .map(|r| {
             let reference = RuleRef {
-                rule_id: r.get(1),
-                scheme_id: r.get(2),
+                rule_id: r.get::<_, &str>(1).into(),
+                scheme_id: r.get::<_, &str>(2).into(),
                 version: r.get::<_, i32>(3) as u32,
             };
             (r.get(0), reference)

@@ -96,12 +96,12 @@ async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
         versions.push(fleet::cache::results_version_key(user_id));
         for scheme in &user.touched {
             let key = fleet::cache::verdict_key(user_id, scheme);
-            match (user.verdicts.get(scheme), user.written.get(scheme)) {
+            match (user.verdicts.get(scheme.as_str()), user.written.get(scheme)) {
                 (Some(v), Some(new)) => puts.push((
                     key,
                     serde_json::json!({
                         "verdict": v.known.verdict.name(), "match_score": v.known.score,
-                        "rule_id": v.rule_id, "rule_version": v.rule_version,
+                        "rule_id": &*v.rule_id, "rule_version": v.rule_version,
                         "evaluation_id": new.evaluation_id, "as_of": v.as_of.to_string(),
                         "gaps": new.gaps,
                     })

@@ -3,6 +3,7 @@
 //! Every write is keyed deterministically, so writing a replayed batch again changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 use engine::transitions::Known;
@@ -87,7 +88,7 @@ pub async fn load_users(
 const VERDICT_LEN: usize = 17;
 
 /// A user's verdicts in their stored form.
-pub fn pack_verdicts(verdicts: &BTreeMap<String, StoredVerdict>) -> Vec<u8> {
+pub fn pack_verdicts(verdicts: &BTreeMap<Arc<str>, StoredVerdict>) -> Vec<u8> {
     let mut out = Vec::with_capacity(verdicts.len() * VERDICT_LEN);
     for v in verdicts.values() {
         let outcome = Outcome {
@@ -106,7 +107,7 @@ pub fn pack_verdicts(verdicts: &BTreeMap<String, StoredVerdict>) -> Vec<u8> {
 pub fn unpack_verdicts(
     book: &RuleBook,
     packed: &[u8],
-) -> Result<BTreeMap<String, StoredVerdict>, String> {
+) -> Result<BTreeMap<Arc<str>, StoredVerdict>, String> {
     if !packed.len().is_multiple_of(VERDICT_LEN) {
         return Err(format!(
             "{} bytes is not a whole number of {VERDICT_LEN}-byte entries",
@@ -389,10 +390,10 @@ mod tests {
         {
             let rule = book.rule(index);
             verdicts.insert(
-                rule.scheme_id.clone(),
+                rule.scheme_id.as_str().into(),
                 StoredVerdict {
                     rule_key: book.key(index),
-                    rule_id: rule.rule_id.clone(),
+                    rule_id: rule.rule_id.as_str().into(),
                     rule_version: rule.version,
                     known: Known {
                         verdict,
