@@ -13,7 +13,7 @@
 //!   `policy.rules.updated`; reports how long the fleet takes to re-evaluate every citizen the
 //!   rule covers (audit rows written, events published, the record's offset committed).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -483,6 +483,9 @@ async fn bench(
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
     // Phase 1: every citizen's first evaluation (all schemes), not measured.
     let base = create_citizens(env, &pool, group, users).await?;
+    // A first evaluation caches every scheme of every citizen after its commit; measuring
+    // starts once the workers are done with that, not while they still are.
+    workers_settled().await;
     println!(
         "\n{:>10} {:>8} {:>10} {:>8} {:>8} {:>8} {:>11} {:>12} {:>10}",
         "offered/s",
@@ -550,6 +553,12 @@ async fn bench(
             steps.join(", "),
             phase.events_per_update
         );
+        if let (Some((second, p99, count)), true) = (phase.slowest_second, rate > 0) {
+            println!(
+                "{:>10} slowest second: +{second}s, p99 {p99} ms over its {count} updates",
+                ""
+            );
+        }
     }
     println!(
         "(done/s: updates evaluated, published and committed per second from the first send; \
@@ -569,6 +578,8 @@ struct Phase {
     /// Where the worker's time went, ms per batch: (step, ms).
     steps: Vec<(&'static str, f64)>,
     events_per_update: f64,
+    /// (second of the phase, p99 ms of the updates sent in it, how many).
+    slowest_second: Option<(i64, i64, usize)>,
 }
 
 impl Phase {
@@ -649,6 +660,8 @@ async fn run_phase(
     // worker's producer when it publishes it, just before its batch commits.
     let consumer = reader(env, &marks)?;
     let mut latencies = Vec::with_capacity(profiles.len());
+    let mut by_second: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    let started_ms = unix_ms() - t.elapsed().as_millis() as i64;
     while latencies.len() < sent_at.len() {
         let Ok(message) = tokio::time::timeout(Duration::from_secs(5), consumer.recv()).await
         else {
@@ -664,9 +677,22 @@ async fn run_phase(
             sent_at.get(&(e.user_id.clone(), e.input_hash.clone())),
         ) {
             latencies.push((out - input).max(0));
+            by_second
+                .entry((input - started_ms) / 1000)
+                .or_default()
+                .push((out - input).max(0));
         }
     }
     latencies.sort_unstable();
+    // Where a tail comes from: the second of the phase whose updates waited longest.
+    let slowest_second = by_second
+        .into_iter()
+        .map(|(second, mut waits)| {
+            waits.sort_unstable();
+            let p99 = waits[((waits.len() as f64 - 1.0) * 0.99) as usize];
+            (second, p99, waits.len())
+        })
+        .max_by_key(|&(_, p99, _)| p99);
     let store = |store: &str, op: &str| {
         1000.0
             * per_batch(delta(&format!(
@@ -711,6 +737,7 @@ async fn run_phase(
                 "eligibility_store_duration_seconds_sum{store=\"postgres\",op=\"commit_batch\"}",
             )),
         batch_size: per_batch(delta("eligibility_micro_batch_size_sum")),
+        slowest_second,
     })
 }
 
@@ -738,6 +765,28 @@ async fn rows_written(pool: &deadpool_postgres::Pool) -> Result<i64> {
 /// The running workers' metrics, summed by series over the workers of `FLEET_METRICS_ADDRS`
 /// (comma-separated `host:port`, as scripts/fleet.sh sets it; else `ELIGIBILITY_HTTP_ADDR`);
 /// a worker that cannot be read adds nothing.
+/// Waits (at most 60 s) until the workers' cache writes stop counting for a second.
+async fn workers_settled() {
+    let operations = |m: &HashMap<String, f64>| -> f64 {
+        m.iter()
+            .filter(|(k, _)| {
+                k.starts_with("eligibility_store_duration_seconds_count")
+                    && k.contains("store=\"redis\"")
+            })
+            .map(|(_, v)| v)
+            .sum()
+    };
+    let mut last = operations(&worker_metrics().await);
+    for _ in 0..60 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = operations(&worker_metrics().await);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+}
+
 async fn worker_metrics() -> HashMap<String, f64> {
     let addrs = std::env::var("FLEET_METRICS_ADDRS")
         .or_else(|_| std::env::var("ELIGIBILITY_HTTP_ADDR"))

@@ -1,6 +1,7 @@
 //! One micro-batch end to end: skip what PostgreSQL says is done, decode and validate (bad
 //! records become dead letters), run each user's pass, publish, commit, cache.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use engine::{Date, Profile};
@@ -16,6 +17,7 @@ use serde_json::Value as Json;
 
 use super::Pipeline;
 use super::audit::PassAudit;
+use super::rulebook::RuleBook;
 use super::pass::{self, OutEvent, Trigger, UserState};
 use super::sink;
 use super::store::{self, BatchWrite};
@@ -141,23 +143,7 @@ async fn attempt(
     ids.dedup();
     let mut states = store::load_users(&pipeline.pool, &pipeline.book, &ids).await?;
     let started = Instant::now();
-    let mut audit = Vec::new();
-    let mut events = Vec::new();
-    for w in work {
-        let user = states.entry(w.user_id.clone()).or_default();
-        let trigger = Trigger::Profile {
-            profile: w.profile.clone(),
-            json: w.json.clone(),
-            position: pass::Position::of(&w.record),
-            full: w.record.topic == PROFILE_ASSEMBLED,
-        };
-        if let Some(out) = pass::run(&pipeline.book, &w.user_id, user, trigger, w.as_of) {
-            if !out.audit.is_empty() {
-                audit.push(out.audit);
-            }
-            events.extend(out.events);
-        }
-    }
+    let (audit, events) = run_passes(&pipeline.book, work, &mut states);
     metrics::histogram!(m::EVALUATION_DURATION, "engine" => "scalar")
         .record(started.elapsed().as_secs_f64());
     let mut extra = Vec::with_capacity(rejected.len() + forwards.len());
@@ -183,4 +169,82 @@ async fn attempt(
     sink::publish_and_commit(pipeline, &events, extra, &write).await?;
     let BatchWrite { audit, .. } = write;
     Ok((users, audit, events))
+}
+
+/// Below this many users a batch's passes run on the calling thread: a thread costs more
+/// than it saves.
+const USERS_PER_THREAD: usize = 32;
+
+/// One user's passes in a batch, in record order.
+struct UserPasses<'a> {
+    user_id: &'a str,
+    state: UserState,
+    work: Vec<&'a Work>,
+    outputs: Vec<pass::PassOutput>,
+}
+
+/// Runs every pass of the batch: a user's passes in record order on one thread, users spread
+/// over the cores (passes are pure; each reads only its own user's state). The audit records
+/// and events come back in the order of each user's first record, whatever the threads did.
+fn run_passes(
+    book: &RuleBook,
+    work: &[Work],
+    states: &mut HashMap<String, UserState>,
+) -> (Vec<PassAudit>, Vec<OutEvent>) {
+    let mut users: Vec<UserPasses> = Vec::new();
+    let mut slot_of: HashMap<&str, usize> = HashMap::new();
+    for w in work {
+        let slot = *slot_of.entry(w.user_id.as_str()).or_insert_with(|| {
+            users.push(UserPasses {
+                user_id: &w.user_id,
+                state: states.remove(&w.user_id).unwrap_or_default(),
+                work: Vec::new(),
+                outputs: Vec::new(),
+            });
+            users.len() - 1
+        });
+        users[slot].work.push(w);
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(users.len() / USERS_PER_THREAD)
+        .max(1);
+    if threads == 1 {
+        users.iter_mut().for_each(|u| u.run(book));
+    } else {
+        let per_thread = users.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            for chunk in users.chunks_mut(per_thread) {
+                scope.spawn(move || chunk.iter_mut().for_each(|u| u.run(book)));
+            }
+        });
+    }
+    let mut audit = Vec::new();
+    let mut events = Vec::new();
+    for user in users {
+        for out in user.outputs {
+            if !out.audit.is_empty() {
+                audit.push(out.audit);
+            }
+            events.extend(out.events);
+        }
+        states.insert(user.user_id.to_string(), user.state);
+    }
+    (audit, events)
+}
+
+impl UserPasses<'_> {
+    fn run(&mut self, book: &RuleBook) {
+        for w in &self.work {
+            let trigger = Trigger::Profile {
+                profile: w.profile.clone(),
+                json: w.json.clone(),
+                position: pass::Position::of(&w.record),
+                full: w.record.topic == PROFILE_ASSEMBLED,
+            };
+            if let Some(out) = pass::run(book, &w.user_id, &mut self.state, trigger, w.as_of) {
+                self.outputs.push(out);
+            }
+        }
+    }
 }

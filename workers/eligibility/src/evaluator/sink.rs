@@ -150,19 +150,32 @@ fn record_metrics(
     events: &[OutEvent],
 ) {
     fleet::input::count_batch(records, rejected);
+    // Counted here, then added once per label: a batch holds a hundred thousand evaluations.
+    let mut verdicts = [0u64; 3];
     for (_, outcome) in audit.iter().flat_map(PassAudit::evaluations) {
-        let label = match outcome.verdict {
-            Verdict::Eligible => "eligible",
-            Verdict::PartialMatch => "partial_match",
-            Verdict::NotEligible => "not_eligible",
-            Verdict::NotApplicable => continue,
-        };
-        metrics::counter!(m::VERDICTS, "verdict" => label).increment(1);
-    }
-    for event in events {
-        if let Some(kind) = event.transition_kind() {
-            metrics::counter!(m::TRANSITION_EVENTS, "kind" => kind).increment(1);
+        match outcome.verdict {
+            Verdict::Eligible => verdicts[0] += 1,
+            Verdict::PartialMatch => verdicts[1] += 1,
+            Verdict::NotEligible => verdicts[2] += 1,
+            Verdict::NotApplicable => {}
         }
+    }
+    for (label, count) in ["eligible", "partial_match", "not_eligible"]
+        .into_iter()
+        .zip(verdicts)
+        .filter(|&(_, count)| count > 0)
+    {
+        metrics::counter!(m::VERDICTS, "verdict" => label).increment(count);
+    }
+    let mut transitions: Vec<(&str, u64)> = Vec::new();
+    for kind in events.iter().filter_map(OutEvent::transition_kind) {
+        match transitions.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, count)) => *count += 1,
+            None => transitions.push((kind, 1)),
+        }
+    }
+    for (kind, count) in transitions {
+        metrics::counter!(m::TRANSITION_EVENTS, "kind" => kind).increment(count);
     }
     let stats = &pipeline.stats;
     stats.records.fetch_add(records.len() as u64, Relaxed);
