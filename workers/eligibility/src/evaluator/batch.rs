@@ -17,8 +17,8 @@ use serde_json::Value as Json;
 
 use super::Pipeline;
 use super::audit::PassAudit;
-use super::rulebook::RuleBook;
 use super::pass::{self, OutEvent, Trigger, UserState};
+use super::rulebook::RuleBook;
 use super::sink;
 use super::store::{self, BatchWrite};
 

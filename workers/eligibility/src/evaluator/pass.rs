@@ -234,29 +234,17 @@ pub fn run(
         disagreements: Vec::new(),
     };
     let started = Instant::now();
-    let mut evaluated_outcomes = book
-        .outcomes_of(
-            &inputs.profile,
-            state.as_deref(),
-            as_of,
-            needed
-                .iter()
-                .filter(|planned| planned.kept.is_none())
-                .map(|planned| planned.index),
-            inputs.batch,
-        )
-        .into_iter();
+    let outcomes = book.outcomes_of(
+        &inputs.profile,
+        state.as_deref(),
+        as_of,
+        needed.iter().map(|&(index, _)| index),
+        inputs.batch,
+    );
     let results: Vec<SchemeResult> = needed
         .iter()
-        .filter_map(|planned| match planned.kept {
-            Some(outcome) => Some(pass.keep(planned.index, outcome, &mut out)),
-            None => {
-                let outcome = evaluated_outcomes
-                    .next()
-                    .expect("one outcome per rule evaluated");
-                pass.apply(user, planned.index, planned.cause, outcome, &mut out)
-            }
-        })
+        .zip(outcomes)
+        .filter_map(|(&(index, cause), outcome)| pass.apply(user, index, cause, outcome, &mut out))
         .collect();
     out.audit.evaluation_us = started.elapsed().as_micros().min(i32::MAX as u128) as i32;
 
@@ -346,26 +334,18 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// A rule a pass re-evaluates, and why.
-struct Planned {
-    index: usize,
-    cause: Cause,
-    /// The stored outcome, when the profile change provably leaves it as it was (every leaf
-    /// on a changed field keeps its truth, `engine::deps::outcome_unchanged`): audited and
-    /// summarised like any evaluation, but neither evaluated nor walked again.
-    kept: Option<Outcome>,
-}
-
 /// The rules to re-evaluate among `candidates`, and why: a rule new to the user or in a new
-/// version, one reading a changed field, one of a re-evaluation's schemes, or one whose
-/// applicability moved with the date. Also how many candidates the user holds a verdict for.
+/// version, one reading a changed field (unless none of its conditions on the changed fields
+/// moved: `engine::deps::outcome_unchanged`), one of a re-evaluation's schemes, or one whose
+/// applicability or gap dates moved with the date. Also how many candidates the user holds a
+/// verdict for.
 fn plan(
     book: &RuleBook,
     user: &UserState,
     inputs: &Inputs,
     candidates: &[usize],
     as_of: Date,
-) -> (Vec<Planned>, usize) {
+) -> (Vec<(usize, Cause)>, usize) {
     let changed_fields: Vec<usize> = match (&user.profile, inputs.only) {
         (_, Some(_)) => Vec::new(),
         (Some(stored), None) if !inputs.full => inputs.profile.changed_fields(&stored.profile),
@@ -407,9 +387,11 @@ fn plan(
             _ if inputs.only.is_some() => Cause::RuleChanged,
             _ => Cause::ProfileChanged,
         };
-        let kept = match (stored, &user.profile) {
-            (Some(s), Some(before))
-                if cause == Cause::ProfileChanged
+        // The change reached none of the rule's conditions: its stored outcome stands, as
+        // for a rule that reads no changed field.
+        let unmoved = match (stored, &user.profile) {
+            (Some(s), Some(before)) => {
+                cause == Cause::ProfileChanged
                     && !inputs.full
                     && applicability(rule, s.as_of) == applicability(rule, as_of)
                     && engine::deps::outcome_unchanged(
@@ -419,16 +401,13 @@ fn plan(
                         &inputs.profile,
                         &changed_fields,
                         as_of,
-                    ) =>
-            {
-                Some(Outcome {
-                    verdict: s.known.verdict,
-                    score: s.known.score,
-                })
+                    )
             }
-            _ => None,
+            _ => false,
         };
-        needed.push(Planned { index, cause, kept });
+        if !unmoved {
+            needed.push((index, cause));
+        }
     }
     (needed, held)
 }
@@ -454,16 +433,6 @@ struct Change {
 }
 
 impl Pass<'_> {
-    /// A rule whose stored outcome the profile change provably keeps: on record, nothing else.
-    fn keep(&self, index: usize, outcome: Outcome, out: &mut PassOutput) -> SchemeResult {
-        out.audit.push(self.book.key(index), outcome);
-        SchemeResult {
-            scheme_id: self.book.rule(index).scheme_id.clone(),
-            verdict: outcome.verdict.name().to_string(),
-            match_score: i32::from(outcome.score),
-        }
-    }
-
     /// One rule's outcome: audited; its gaps walked where there can be gaps (and the walk's
     /// verdict checked against the compiled one); stored and announced only if it changed.
     fn apply(
@@ -856,7 +825,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unchanged_outcome_is_audited_but_not_written_again() {
+    fn an_update_that_moves_no_condition_is_neither_evaluated_again_nor_written() {
         let book = &*BOOK;
         let as_of = Date::parse("2025-01-15").unwrap();
         let base = json!({
@@ -868,7 +837,7 @@ mod tests {
         });
         let mut store = Store::default();
         let mut passes = Vec::new();
-        for (offset, income) in [50_000, 50_001].into_iter().enumerate() {
+        for (offset, income) in [50_000, 50_001, 2_000_000].into_iter().enumerate() {
             let mut json = base.clone();
             json["economic"]["annual_income"] = income.into();
             let profile = Profile::from_json(&book.catalogue, &json, "t").unwrap();
@@ -888,23 +857,28 @@ mod tests {
             passes.push((out, user.touched.len()));
         }
         let (first, first_touched) = &passes[0];
-        let (second, second_touched) = &passes[1];
         assert_eq!(
             *first_touched,
             first.audit.len(),
             "a new user: every verdict is written"
         );
-        assert!(
-            !second.audit.is_empty(),
-            "income is read by several schemes"
-        );
-        // One rupee more crosses no threshold of the corpus: every scheme reading income is
-        // evaluated and audited, and nothing is written or published.
+        // One rupee more crosses no income limit of the corpus: the schemes reading income
+        // keep every condition as it was, so none is evaluated, audited, written or published
+        // again; only the pass summary goes out.
+        let (second, second_touched) = &passes[1];
+        assert!(second.audit.is_empty(), "{:?}", second.audit);
         assert_eq!(*second_touched, 0);
         assert!(
-            matches!(second.events[..], [OutEvent::BatchComputed(_)]),
-            "only the pass summary: {:?}",
+            matches!(&second.events[..], [OutEvent::BatchComputed(e)] if e.results.is_empty()),
+            "only an empty pass summary: {:?}",
             second.events
         );
+        // Twenty lakh crosses the limits: the schemes whose income condition moved are
+        // evaluated again (a verdict can still come out the same), those whose outcome changed
+        // are written, and the schemes whose conditions did not move are not evaluated.
+        let (third, third_touched) = &passes[2];
+        assert!(*third_touched > 0);
+        assert!(third.audit.len() >= *third_touched);
+        assert!(third.audit.len() < first.audit.len());
     }
 }
