@@ -62,13 +62,14 @@ pub fn affected_rules(
 }
 
 /// Whether a profile change leaves the outcome of `rule` on `as_of` as it was — verdict, score
-/// and gaps — although the rule reads a changed field: every leaf (eligibility and exclusions)
-/// on one of the `changed` fields keeps its truth, and no gap of the rule carries a date for
-/// either profile (`may_carry_gap_date`). Verdict, score and the gap paths are functions of the
-/// leaf truths alone; the gap kind depends on whether the value is present, which is the
-/// difference between unknown and known. A property test holds the outcome and the gaps
-/// fingerprint equal whenever this says so. False is always safe: the rule is then evaluated
-/// again.
+/// and gaps — although the rule reads a changed field; `before` and `after` are both taken on
+/// `as_of`. It does when every leaf (eligibility and exclusions) on one of the `changed` fields
+/// keeps its truth and, if a field gap dates are computed from changed (the age or the date of
+/// birth), no gap of the rule carries a date for either profile (`may_carry_gap_date`).
+/// Verdict, score and the gap paths are functions of the leaf truths alone; the gap kind
+/// depends on whether the value is present, which is the difference between unknown and known.
+/// A property test holds the outcome and the gaps fingerprint equal whenever this says so.
+/// False is always safe: the rule is then evaluated again.
 pub fn outcome_unchanged(
     catalogue: &Catalogue,
     rule: &Rule,
@@ -77,8 +78,10 @@ pub fn outcome_unchanged(
     changed: &[FieldId],
     as_of: Date,
 ) -> bool {
-    if may_carry_gap_date(catalogue, rule, before, as_of)
-        || may_carry_gap_date(catalogue, rule, after, as_of)
+    let dates_read = gaps::fields_gap_dates_read(catalogue);
+    if changed.iter().any(|f| dates_read.contains(&Some(*f)))
+        && (may_carry_gap_date(catalogue, rule, before, as_of)
+            || may_carry_gap_date(catalogue, rule, after, as_of))
     {
         return false;
     }

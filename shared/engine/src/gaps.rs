@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::catalogue::{Catalogue, FieldSpec, FieldType};
+use crate::catalogue::{Catalogue, FieldId, FieldSpec, FieldType};
 use crate::date::Date;
 use crate::eval::{NodeTruths, leaf_truth};
 use std::fmt;
@@ -339,6 +339,12 @@ fn number(s: &Scalar) -> Option<f64> {
 /// For an age threshold not yet reached: the day the citizen reaches the age — from the date of
 /// birth when known, else `as_of` plus the missing whole years.
 const AGE: &str = "identity.age";
+const DATE_OF_BIRTH: &str = "identity.date_of_birth";
+
+/// The fields an estimated gap date is computed from (besides `as_of`).
+pub(crate) fn fields_gap_dates_read(catalogue: &Catalogue) -> [Option<FieldId>; 2] {
+    [catalogue.id(AGE), catalogue.id(DATE_OF_BIRTH)]
+}
 
 /// The day a citizen reaches the age `leaf` needs, when it is still ahead.
 pub(crate) fn estimated_date(
@@ -347,7 +353,8 @@ pub(crate) fn estimated_date(
     as_of: Date,
     catalogue: &Catalogue,
 ) -> Option<Date> {
-    if leaf.field_name != AGE {
+    // The operator first: most leaves are not a lower bound, and it is the cheaper test.
+    if !matches!(leaf.op, Op::Gte | Op::Gt | Op::Between) || leaf.field_name != AGE {
         return None;
     }
     let Some(FieldValue::Scalar(Scalar::Int(age))) = profile.get(leaf.field) else {
@@ -363,9 +370,7 @@ pub(crate) fn estimated_date(
         return None;
     }
     let years = i32::try_from(required).ok()?;
-    let born = catalogue
-        .id("identity.date_of_birth")
-        .and_then(|id| profile.get(id));
+    let born = catalogue.id(DATE_OF_BIRTH).and_then(|id| profile.get(id));
     match born {
         Some(FieldValue::Scalar(Scalar::Date(born))) => born.add_years(years),
         _ => as_of.add_years(i32::try_from(required - age).ok()?),

@@ -38,7 +38,16 @@ struct StateProgram {
 }
 
 /// (state, date) → the rules a citizen of that state can hold on that date.
-type CandidateCache = HashMap<(Option<String>, Date), Vec<usize>>;
+type CandidateCache = HashMap<(Option<String>, Date), Arc<Candidates>>;
+
+/// The rules a citizen of one state can hold on one date: one per scheme.
+pub struct Candidates {
+    /// Book indices, in the book's order.
+    pub indices: Vec<usize>,
+    /// Positions in `indices`, ordered by scheme id: walked beside a user's verdicts (kept
+    /// by scheme id) to pair each candidate with its stored verdict in one pass.
+    pub by_scheme: Vec<usize>,
+}
 
 impl RuleBook {
     pub fn new(catalogue: Catalogue, loaded: Loaded) -> anyhow::Result<RuleBook> {
@@ -154,17 +163,23 @@ impl RuleBook {
         self.position.get(rule_id).copied()
     }
 
-    /// The rule of each scheme a citizen of `state` can hold on `as_of` (indices, by scheme id).
-    pub fn candidates(&self, state: Option<&str>, as_of: Date) -> Vec<usize> {
+    /// The rule of each scheme a citizen of `state` can hold on `as_of`.
+    pub fn candidates(&self, state: Option<&str>, as_of: Date) -> Arc<Candidates> {
         let key = (state.map(str::to_string), as_of);
         let mut cache = self.candidates.lock().expect("not poisoned");
         if let Some(found) = cache.get(&key) {
             return found.clone();
         }
-        let chosen: Vec<usize> = RuleSet::for_state(self.rules.in_effect(as_of), state)
+        let indices: Vec<usize> = RuleSet::for_state(self.rules.in_effect(as_of), state)
             .into_iter()
             .map(|r| self.position[&r.rule_id])
             .collect();
+        let mut by_scheme: Vec<usize> = (0..indices.len()).collect();
+        by_scheme.sort_by(|&a, &b| {
+            let scheme = |at: usize| self.rule(indices[at]).scheme_id.as_str();
+            scheme(a).cmp(scheme(b))
+        });
+        let chosen = Arc::new(Candidates { indices, by_scheme });
         // Dates move slowly; a bounded cache keeps a long replay from growing it forever.
         if cache.len() > 4096 {
             cache.clear();
