@@ -61,11 +61,30 @@ pub fn affected_rules(
     affected
 }
 
+/// What changed between two profiles of one citizen: the fields, and whether a gap date is
+/// computed from one of them (the age or the date of birth).
+#[derive(Debug, Clone)]
+pub struct ProfileChange {
+    pub fields: Vec<FieldId>,
+    pub moves_gap_dates: bool,
+}
+
+impl ProfileChange {
+    pub fn new(catalogue: &Catalogue, fields: Vec<FieldId>) -> ProfileChange {
+        let dates_read = gaps::fields_gap_dates_read(catalogue);
+        let moves_gap_dates = fields.iter().any(|f| dates_read.contains(&Some(*f)));
+        ProfileChange {
+            fields,
+            moves_gap_dates,
+        }
+    }
+}
+
 /// Whether a profile change leaves the outcome of `rule` on `as_of` as it was — verdict, score
 /// and gaps — although the rule reads a changed field; `before` and `after` are both taken on
-/// `as_of`. It does when every leaf (eligibility and exclusions) on one of the `changed` fields
-/// keeps its truth and, if a field gap dates are computed from changed (the age or the date of
-/// birth), no gap of the rule carries a date for either profile (`may_carry_gap_date`).
+/// `as_of`. It does when every leaf (eligibility and exclusions) on a changed field keeps its
+/// truth and, if a field gap dates are computed from changed, no gap of the rule carries a
+/// date for either profile (`may_carry_gap_date`).
 /// Verdict, score and the gap paths are functions of the leaf truths alone; the gap kind
 /// depends on whether the value is present, which is the difference between unknown and known.
 /// A property test holds the outcome and the gaps fingerprint equal whenever this says so.
@@ -75,11 +94,10 @@ pub fn outcome_unchanged(
     rule: &Rule,
     before: &Profile,
     after: &Profile,
-    changed: &[FieldId],
+    change: &ProfileChange,
     as_of: Date,
 ) -> bool {
-    let dates_read = gaps::fields_gap_dates_read(catalogue);
-    if changed.iter().any(|f| dates_read.contains(&Some(*f)))
+    if change.moves_gap_dates
         && (may_carry_gap_date(catalogue, rule, before, as_of)
             || may_carry_gap_date(catalogue, rule, after, as_of))
     {
@@ -87,7 +105,7 @@ pub fn outcome_unchanged(
     }
     let mut unchanged = true;
     let mut check = |leaf: &Leaf| {
-        if unchanged && changed.contains(&leaf.field) {
+        if unchanged && change.fields.contains(&leaf.field) {
             unchanged =
                 leaf_truth(leaf, before.get(leaf.field)) == leaf_truth(leaf, after.get(leaf.field));
         }

@@ -192,9 +192,9 @@ proptest! {
         }
         let old = Profile::from_json(&CATALOGUE, &before, "before").unwrap();
         let new = Profile::from_json(&CATALOGUE, &after, "after").unwrap();
-        let changed = old.changed_fields(&new);
+        let change = engine::deps::ProfileChange::new(&CATALOGUE, old.changed_fields(&new));
         for rule in &rules {
-            if !engine::deps::outcome_unchanged(&CATALOGUE, rule, &old, &new, &changed, as_of) {
+            if !engine::deps::outcome_unchanged(&CATALOGUE, rule, &old, &new, &change, as_of) {
                 continue;
             }
             let (was, was_gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, &old, as_of);

@@ -353,6 +353,7 @@ fn plan(
         _ => (0..book.catalogue.len()).collect(),
     };
     let reading = book.reading(&changed_fields);
+    let change = engine::deps::ProfileChange::new(&book.catalogue, changed_fields);
     // A new date moves the gap dates of age thresholds not yet reached (engine
     // `may_carry_gap_date`): those rules are evaluated again whatever changed.
     let date_moved = user.profile.as_ref().is_some_and(|p| p.as_of != as_of);
@@ -397,7 +398,7 @@ fn plan(
                         rule,
                         &before.profile,
                         &inputs.profile,
-                        &changed_fields,
+                        &change,
                         as_of,
                     )
             }
