@@ -116,10 +116,8 @@ pub fn outcome_unchanged(
 }
 
 /// Whether a gap of `rule` for `profile` can carry an estimated date: an age threshold the
-/// citizen has yet to reach. That date moves with the age, the date of birth and — where the
-/// date of birth is unknown — with `as_of` itself, so such a rule is evaluated again on every
-/// new date even when nothing it reads changed.
-pub fn may_carry_gap_date(
+/// citizen has yet to reach. That date moves with the age and the date of birth.
+fn may_carry_gap_date(
     catalogue: &Catalogue,
     rule: &Rule,
     profile: &Profile,

@@ -55,6 +55,10 @@ pub struct Gap<'a> {
     pub gap_description: GapText<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_eligibility_date: Option<Date>,
+    /// The estimated date counts from `as_of`, the date of birth being unknown: it moves with
+    /// every evaluation date, so it is shown but is not part of the gaps [`fingerprint`].
+    #[serde(skip)]
+    pub estimate_counts_from_as_of: bool,
     /// The leaf sits under a `NOT`: the requirement is that it does *not* hold.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub negated: bool,
@@ -152,6 +156,11 @@ fn describe<'a>(
         Some(_) if leaf.op.is_threshold() && !negated => GapKind::Threshold,
         Some(_) => GapKind::Category,
     };
+    let estimate = if negated {
+        None
+    } else {
+        estimated_date(leaf, profile, as_of, catalogue)
+    };
     Gap {
         path: &leaf.path,
         field: &leaf.field_name,
@@ -172,11 +181,8 @@ fn describe<'a>(
             negated,
             any_of,
         },
-        estimated_eligibility_date: if negated {
-            None
-        } else {
-            estimated_date(leaf, profile, as_of, catalogue)
-        },
+        estimated_eligibility_date: estimate.map(|e| e.date),
+        estimate_counts_from_as_of: estimate.is_some_and(|e| e.counts_from_as_of),
         negated,
         label: leaf.label.as_deref(),
     }
@@ -347,12 +353,20 @@ pub(crate) fn fields_gap_dates_read(catalogue: &Catalogue) -> [Option<FieldId>; 
 }
 
 /// The day a citizen reaches the age `leaf` needs, when it is still ahead.
+/// When a citizen reaches an age, as far as the profile tells.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EstimatedDate {
+    pub date: Date,
+    /// Counted from `as_of` (the age is known, the date of birth is not).
+    pub counts_from_as_of: bool,
+}
+
 pub(crate) fn estimated_date(
     leaf: &Leaf,
     profile: &Profile,
     as_of: Date,
     catalogue: &Catalogue,
-) -> Option<Date> {
+) -> Option<EstimatedDate> {
     // The operator first: most leaves are not a lower bound, and it is the cheaper test.
     if !matches!(leaf.op, Op::Gte | Op::Gt | Op::Between) || leaf.field_name != AGE {
         return None;
@@ -371,10 +385,14 @@ pub(crate) fn estimated_date(
     }
     let years = i32::try_from(required).ok()?;
     let born = catalogue.id(DATE_OF_BIRTH).and_then(|id| profile.get(id));
-    match born {
-        Some(FieldValue::Scalar(Scalar::Date(born))) => born.add_years(years),
-        _ => as_of.add_years(i32::try_from(required - age).ok()?),
-    }
+    let (date, counts_from_as_of) = match born {
+        Some(FieldValue::Scalar(Scalar::Date(born))) => (born.add_years(years)?, false),
+        _ => (as_of.add_years(i32::try_from(required - age).ok()?)?, true),
+    };
+    Some(EstimatedDate {
+        date,
+        counts_from_as_of,
+    })
 }
 
 fn threshold_text(
@@ -546,7 +564,9 @@ fn words(f: &mut fmt::Formatter<'_>, code: &str) -> fmt::Result {
 /// A stable 64-bit digest of which gaps there are and when they close: each gap's condition
 /// (its path in the rule), kind, negation and estimated eligibility date (FNV-1a). It leaves out
 /// the citizen's value and the distance to the threshold: an income that moves but stays above
-/// a limit is the same gap, not a new outcome (docs/fleet.md "What counts as a change").
+/// a limit is the same gap, not a new outcome (docs/fleet.md "What counts as a change"). It
+/// also leaves out an estimated date counted from the evaluation date (no date of birth),
+/// which would otherwise make every such outcome change every day with nothing new known.
 /// Different digests mean different gaps; equal gap lists give equal digests, and different
 /// ones collide with a 2^-64 chance. The hash is spelled out here, not taken from `std`, because
 /// stored digests must not change with the compiler.
@@ -555,7 +575,10 @@ pub fn fingerprint(gaps: &[Gap]) -> u64 {
     for gap in gaps {
         hash.write(gap.path.as_bytes());
         hash.write(&[0xff, gap.gap_kind as u8, u8::from(gap.negated)]);
-        if let Some(date) = gap.estimated_eligibility_date {
+        if let (Some(date), false) = (
+            gap.estimated_eligibility_date,
+            gap.estimate_counts_from_as_of,
+        ) {
             hash.write(&date.day_number().to_le_bytes());
         }
         hash.write(&[0xfe]);

@@ -338,7 +338,7 @@ impl<'a> Inputs<'a> {
 /// The rules to re-evaluate among `candidates`, and why: a rule new to the user or in a new
 /// version, one reading a changed field (unless none of its conditions on the changed fields
 /// moved: `engine::deps::outcome_unchanged`), one of a re-evaluation's schemes, or one whose
-/// applicability or gap dates moved with the date. Also how many candidates the user holds a
+/// applicability moved with the date. Also how many candidates the user holds a
 /// verdict for.
 fn plan(
     book: &RuleBook,
@@ -354,16 +354,11 @@ fn plan(
     };
     let reading = book.reading(&changed_fields);
     let change = engine::deps::ProfileChange::new(&book.catalogue, changed_fields);
-    // A new date moves the gap dates of age thresholds not yet reached (engine
-    // `may_carry_gap_date`): those rules are evaluated again whatever changed.
-    let date_moved = user.profile.as_ref().is_some_and(|p| p.as_of != as_of);
     let stored_verdicts = pair_with_stored(book, candidates, &user.verdicts);
     let held = stored_verdicts.iter().flatten().count();
     let mut needed = Vec::new();
     for (&index, stored) in candidates.indices.iter().zip(stored_verdicts) {
         let rule = book.rule(index);
-        let gap_dates_moved = date_moved
-            && engine::deps::may_carry_gap_date(&book.catalogue, rule, &inputs.profile, as_of);
         let wanted = match stored {
             None => true,
             Some(s) => {
@@ -373,7 +368,6 @@ fn plan(
                         .only
                         .is_some_and(|schemes| schemes.contains(&rule.scheme_id))
                     || applicability(rule, s.as_of) != applicability(rule, as_of)
-                    || gap_dates_moved
             }
         };
         if !wanted {
@@ -385,13 +379,11 @@ fn plan(
             _ => Cause::ProfileChanged,
         };
         // The change reached none of the rule's conditions: its stored outcome stands, as
-        // for a rule that reads no changed field. (On a new date the stored outcome is the
-        // old date's, so a rule whose gap dates move with it is evaluated.)
+        // for a rule that reads no changed field.
         let unmoved = match (stored, &user.profile) {
             (Some(s), Some(before)) => {
                 cause == Cause::ProfileChanged
                     && !inputs.full
-                    && !gap_dates_moved
                     && applicability(rule, s.as_of) == applicability(rule, as_of)
                     && engine::deps::outcome_unchanged(
                         &book.catalogue,
