@@ -355,3 +355,116 @@ async fn an_exported_audit_month_verifies_from_its_file_after_its_partition_is_d
     );
     std::fs::remove_dir_all(out).ok();
 }
+
+/// The calendar sweep: a pension version whose yearly window closes on 15 January; a citizen
+/// ELIGIBLE on the 15th loses it on the 16th through `eligibility sweep` alone, with the reason
+/// `window_closed`, and `--dry-run` names the scheme without publishing anything.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_calendar_sweep_takes_a_closed_window_away_with_its_reason() {
+    let _turn = TURN.lock().await;
+    let mut topics = EVALUATOR_INPUTS.to_vec();
+    topics.push(ELIGIBILITY_LOST);
+    let f = Fleet::start("e2e_sweep", &topics, &[]).await;
+    let (stack, kafka, database_url, pool, marks) =
+        (&f.stack, &f.kafka, &f.database_url, &f.pool, &f.marks);
+    let windowed = oap_version(2, 60).replace(
+        "application:\n",
+        "application_window: {opens: \"01-01\", closes: \"01-15\"}\n\napplication:\n",
+    );
+    let update = RulesUpdate {
+        event_id: unique("windowed"),
+        rule_yaml: windowed,
+        author: "policy-desk".into(),
+        reason: Some("applications in the first half of January".into()),
+        as_of: Some(AS_OF.into()),
+    };
+    kafka.send(POLICY_RULES_UPDATED, None, OAP, &update).await;
+    eventually(
+        Duration::from_secs(60),
+        "the windowed version live",
+        || async { (versions_stored(pool, "rule_ka_oap_002").await == 1).then_some(()) },
+    )
+    .await;
+    let user = unique("ka-62-window");
+    f.send_citizens(&[(&user, 62, "karnataka")], AS_OF).await;
+    eventually(Duration::from_secs(60), "ELIGIBLE on the 15th", || async {
+        let client = pool.get().await.unwrap();
+        let verdict: Option<String> = client
+            .query_opt(
+                "SELECT verdict FROM current_verdicts WHERE user_id = $1 AND scheme_id = $2",
+                &[&user, &OAP],
+            )
+            .await
+            .unwrap()
+            .map(|r| r.get(0));
+        (verdict.as_deref() == Some("ELIGIBLE")).then_some(())
+    })
+    .await;
+
+    let deadline_ends = || -> Vec<i64> {
+        kafka
+            .marks(&[SCHEME_DEADLINE_APPROACHING])
+            .elements()
+            .iter()
+            .map(|e| match e.offset() {
+                rdkafka::Offset::Offset(o) => o,
+                other => panic!("a watermark, not {other:?}"),
+            })
+            .collect()
+    };
+    let before_dry_run = deadline_ends();
+    let dry = cli(
+        stack,
+        database_url,
+        &["sweep", "--as-of", "2025-01-16", "--dry-run"],
+    );
+    let printed = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let line = printed
+        .lines()
+        .find(|l| l.starts_with(OAP))
+        .unwrap_or_else(|| panic!("the pension is due on the 16th:\n{printed}"));
+    // The window reopens on 1 January next year: the scheme's next change.
+    assert!(
+        line.contains("window_closed") && line.contains("2026-01-01"),
+        "{line}"
+    );
+    assert!(
+        printed.contains("nothing published (--dry-run)"),
+        "{printed}"
+    );
+    assert_eq!(
+        deadline_ends(),
+        before_dry_run,
+        "a dry run publishes nothing"
+    );
+
+    let swept = cli(stack, database_url, &["sweep", "--as-of", "2025-01-16"]);
+    assert!(
+        swept.status.success(),
+        "{}",
+        String::from_utf8_lossy(&swept.stderr)
+    );
+    let lost: Vec<EligibilityLost> = kafka
+        .read_until(
+            marks,
+            ELIGIBILITY_LOST,
+            Duration::from_secs(60),
+            |items: &[EligibilityLost]| items.iter().any(|e| e.user_id == user),
+        )
+        .await;
+    let ours: Vec<_> = lost.iter().filter(|e| e.user_id == user).collect();
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert_eq!(
+        (
+            ours[0].scheme_id.as_str(),
+            ours[0].reason.as_str(),
+            ours[0].as_of.as_str()
+        ),
+        (OAP, "window_closed", "2025-01-16")
+    );
+}

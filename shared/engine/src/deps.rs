@@ -117,12 +117,7 @@ pub fn outcome_unchanged(
 
 /// Whether a gap of `rule` for `profile` can carry an estimated date: an age threshold the
 /// citizen has yet to reach. That date moves with the age and the date of birth.
-fn may_carry_gap_date(
-    catalogue: &Catalogue,
-    rule: &Rule,
-    profile: &Profile,
-    as_of: Date,
-) -> bool {
+fn may_carry_gap_date(catalogue: &Catalogue, rule: &Rule, profile: &Profile, as_of: Date) -> bool {
     let mut dated = false;
     let mut check = |leaf: &Leaf| {
         dated = dated || gaps::estimated_date(leaf, profile, as_of, catalogue).is_some();

@@ -5,7 +5,8 @@
 //! - [`profile`]: citizen profiles, validated against the catalogue and hashed.
 //! - [`rule`], [`load`], [`ruleset`]: the rule model, YAML loading with full validation reports,
 //!   and choosing the version of each scheme in effect.
-//! - [`temporal`]: effective dates, deadlines and application windows.
+//! - [`temporal`]: effective dates, deadlines and application windows; [`calendar`]: which
+//!   schemes' outcomes change from one day to the next with no new data.
 //! - [`eval`], [`gaps`], [`next_steps`], [`outcome`]: the scalar evaluator with traces, gaps,
 //!   next steps and verdicts (docs/semantics.md, "Evaluation").
 //! - [`benefit`]: what a scheme pays a profile, with amounts by tier.
@@ -19,6 +20,7 @@
 
 pub mod batch;
 pub mod benefit;
+pub mod calendar;
 pub mod cases;
 pub mod catalogue;
 pub mod columns;

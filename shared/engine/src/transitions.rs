@@ -20,8 +20,12 @@ pub struct Known<G> {
 pub enum Cause {
     ProfileChanged,
     RuleChanged,
-    /// The rule is no longer in effect (expired, deadline passed, window closed).
+    /// The rule is no longer in effect (expired).
     RuleExpired,
+    /// The application deadline passed.
+    DeadlinePassed,
+    /// The yearly application window closed.
+    WindowClosed,
     /// The user moved to another state, where the scheme is not offered.
     StateChanged,
 }
@@ -32,6 +36,8 @@ impl Cause {
             Cause::ProfileChanged => "profile_changed",
             Cause::RuleChanged => "rule_changed",
             Cause::RuleExpired => "rule_expired",
+            Cause::DeadlinePassed => "deadline_passed",
+            Cause::WindowClosed => "window_closed",
             Cause::StateChanged => "state_changed",
         }
     }

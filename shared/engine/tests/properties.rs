@@ -6,7 +6,7 @@ use engine::columns::ProfileColumns;
 use engine::deps::{DependencyIndex, affected_rules};
 use engine::load::parse_rule_json;
 use engine::program::Program;
-use engine::{Profile, Rule, evaluate, outcome};
+use engine::{Profile, Rule, RuleSet, evaluate, outcome};
 use proptest::prelude::*;
 use serde_json::Value as Json;
 
@@ -202,6 +202,63 @@ proptest! {
             let (now, now_gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, &new, as_of);
             prop_assert_eq!(was, now);
             prop_assert_eq!(engine::gaps::fingerprint(&was_gaps), engine::gaps::fingerprint(&now_gaps));
+        }
+    }
+
+    #[test]
+    fn the_calendar_names_exactly_the_schemes_whose_outcomes_change_on_a_day(rules in rules(8), profiles in profiles(12), start in as_of(), pick in any::<prop::sample::Index>(), turn in any::<bool>()) {
+        use engine::calendar::{CalendarChange, due_on, next_change};
+        let set = RuleSet { rules };
+        // The days a rule's applicability can turn on (the rules start on 2024-01-01): a
+        // random day rarely is one, so half the time one of these is taken.
+        let year = start.year();
+        let turns: Vec<engine::Date> = set
+            .rules
+            .iter()
+            .flat_map(|r| {
+                let window = |day: engine::date::MonthDay, after: i64| {
+                    engine::Date::from_ymd(year, day.month, day.day).and_then(|d| d.plus_days(after))
+                };
+                [
+                    r.effective_until.and_then(|d| d.plus_days(1)),
+                    r.window.and_then(|w| window(w.opens, 0)),
+                    r.window.and_then(|w| window(w.closes, 1)),
+                ]
+            })
+            .flatten()
+            .collect();
+        let day = if turn && !turns.is_empty() { turns[pick.index(turns.len())] } else { start };
+        // The next change of each scheme after `start` is named on its day, and on no turn before.
+        for rule in &set.rules {
+            let Some(next) = next_change(&set, &rule.scheme_id, start) else { continue };
+            prop_assert!(due_on(&set, next).iter().any(|d| d.scheme_id == rule.scheme_id));
+            for &earlier in turns.iter().filter(|&&t| t > start && t < next) {
+                prop_assert!(!due_on(&set, earlier).iter().any(|d| d.scheme_id == rule.scheme_id));
+            }
+        }
+        let eve = day.plus_days(-1).unwrap();
+        let outcome_on = |scheme: &str, profile: &Profile, on| {
+            set.in_effect(on)
+                .into_iter()
+                .find(|r| r.scheme_id == scheme)
+                .filter(|r| engine::temporal::applicability(r, on).is_applicable())
+                .map(|r| {
+                    let (outcome, gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, r, profile, on);
+                    (outcome, engine::gaps::fingerprint(&gaps))
+                })
+        };
+        let due = due_on(&set, day);
+        for rule in &set.rules {
+            let named = due.iter().find(|d| d.scheme_id == rule.scheme_id);
+            for profile in &profiles {
+                let changed = outcome_on(&rule.scheme_id, profile, eve) != outcome_on(&rule.scheme_id, profile, day);
+                // Nothing missed: an outcome that changes with the day is a named scheme's.
+                prop_assert!(!changed || named.is_some(), "{} changes on {} but is not named", rule.scheme_id, day);
+                // Nothing needless: a named scheme (same version) changes for every citizen.
+                if let Some(due) = named.filter(|d| d.change != CalendarChange::NewVersion) {
+                    prop_assert!(changed, "{} named ({:?}) on {} without a change", rule.scheme_id, due.change, day);
+                }
+            }
         }
     }
 

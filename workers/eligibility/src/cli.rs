@@ -42,6 +42,9 @@ enum Command {
     SchemaRegistry(commands::services::RegistryArgs),
     /// Re-read a range of an input topic through the evaluator's pipeline (backfill).
     Replay(replay::Args),
+    /// The daily calendar sweep: re-evaluate, through the fleet, the schemes whose outcomes
+    /// change on a day with no new data (windows, deadlines, effective dates).
+    Sweep(commands::sweep::Args),
     /// Check recorded evaluations against their inputs.
     #[command(subcommand)]
     Audit(commands::audit::AuditCommand),
@@ -71,6 +74,7 @@ pub fn run() -> ExitCode {
         Command::Topics(command) => commands::services::topics(command),
         Command::SchemaRegistry(args) => commands::services::schema_registry(args),
         Command::Replay(args) => replay::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
         Command::Audit(command) => commands::audit::run(command),
         Command::Api(command) => crate::api::run(command),
     };

@@ -8,8 +8,8 @@
 //! - `schema profile`: print the profile JSON Schema derived from the field catalogue.
 //! - `evaluator`: the stream worker ([`evaluator`]); `explainer`: the explanation worker
 //!   ([`explainer`]); `migrate`, `topics create`: the set-up jobs; `schema-registry`: the local
-//!   registry (development default); `replay`: backfill ([`replay`]); `audit verify`:
-//!   re-derive recorded evaluations; `api serve`: the HTTP API ([`api`]), `api token`: a
+//!   registry (development default); `replay`: backfill ([`replay`]); `sweep`: the daily
+//!   calendar sweep; `audit verify`: re-derive recorded evaluations; `api serve`: the HTTP API ([`api`]), `api token`: a
 //!   development token.
 //!
 //! Exit codes: 0 success, 1 bad input or a failed check (with a message naming the problem),

@@ -8,3 +8,4 @@ pub mod releases;
 pub mod rules;
 pub mod schema;
 pub mod services;
+pub mod sweep;

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use engine::temporal::applicability;
+use engine::temporal::{Applicability, applicability};
 use engine::transitions::{Cause, Known, Transition, compare};
 use engine::{Date, Outcome, Profile, Verdict};
 use fleet::events::*;
@@ -457,12 +457,17 @@ impl Pass<'_> {
         let rule = book.rule(index);
         if outcome == Outcome::NOT_APPLICABLE {
             // In effect by dates but not applicable (deadline passed, window closed).
+            let cause = match applicability(rule, as_of) {
+                Applicability::DeadlinePassed { .. } => Cause::DeadlinePassed,
+                Applicability::WindowClosed { .. } => Cause::WindowClosed,
+                _ => Cause::RuleExpired,
+            };
             let scheme = &rule.scheme_id;
             leave(
                 self.user_id,
                 user,
                 scheme,
-                Cause::RuleExpired,
+                cause,
                 self.input_hash,
                 as_of,
                 out,

@@ -1,0 +1,208 @@
+//! The calendar (docs/semantics.md, "The calendar"): which schemes' outcomes change from one
+//! day to the next with no new data.
+//!
+//! A verdict depends on the date only through the scheme's version in effect and that version's
+//! applicability (effective dates, application deadline, yearly window): ages are facts of the
+//! profile, not derived from the date of birth, and a gap date counted from the evaluation date
+//! is not part of an outcome. So whether (citizen, scheme) can change on a day is a property of
+//! the scheme alone, the same for every citizen who can hold it.
+
+use serde::Serialize;
+
+use crate::date::{Date, MonthDay};
+use crate::rule::Rule;
+use crate::ruleset::RuleSet;
+use crate::temporal::{Applicability, applicability};
+
+/// How a scheme's outcome changes between the day before and the day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CalendarChange {
+    /// A version takes effect where none was in effect.
+    TookEffect,
+    /// Another version takes over.
+    NewVersion,
+    /// The version in effect expires and none follows.
+    Expired,
+    /// The application deadline passed.
+    DeadlinePassed,
+    /// The yearly application window opened.
+    WindowOpened,
+    /// The yearly application window closed.
+    WindowClosed,
+}
+
+impl CalendarChange {
+    pub fn name(self) -> &'static str {
+        match self {
+            CalendarChange::TookEffect => "took_effect",
+            CalendarChange::NewVersion => "new_version",
+            CalendarChange::Expired => "expired",
+            CalendarChange::DeadlinePassed => "deadline_passed",
+            CalendarChange::WindowOpened => "window_opened",
+            CalendarChange::WindowClosed => "window_closed",
+        }
+    }
+}
+
+/// A scheme whose outcomes change on a day: the version in effect the day before and on the day.
+#[derive(Debug, Clone)]
+pub struct Due<'a> {
+    pub scheme_id: &'a str,
+    /// `central` or the state whose citizens can hold the scheme.
+    pub state: &'a str,
+    pub change: CalendarChange,
+    pub before: Option<&'a Rule>,
+    pub after: Option<&'a Rule>,
+}
+
+/// The schemes whose outcomes change between `day − 1` and `day`, by scheme id: every citizen
+/// who can hold one of them gets a different outcome on `day` (a verdict appears or goes), or,
+/// for a new version, is evaluated under another rule. No other scheme's outcome changes.
+pub fn due_on(rules: &RuleSet, day: Date) -> Vec<Due<'_>> {
+    let Some(eve) = day.plus_days(-1) else {
+        return Vec::new();
+    };
+    let (before, after) = (rules.in_effect(eve), rules.in_effect(day));
+    let mut schemes: Vec<&str> = before
+        .iter()
+        .chain(&after)
+        .map(|r| r.scheme_id.as_str())
+        .collect();
+    schemes.sort_unstable();
+    schemes.dedup();
+    let mut due = Vec::new();
+    for scheme in schemes {
+        let (was, is) = (version_of(&before, scheme), version_of(&after, scheme));
+        let Some(change) = change(was, is, eve, day) else {
+            continue;
+        };
+        let Some(rule) = is.or(was) else { continue };
+        due.push(Due {
+            scheme_id: &rule.scheme_id,
+            state: &rule.state,
+            change,
+            before: was,
+            after: is,
+        });
+    }
+    due
+}
+
+fn version_of<'a>(versions: &[&'a Rule], scheme: &str) -> Option<&'a Rule> {
+    versions.iter().find(|r| r.scheme_id == scheme).copied()
+}
+
+/// What happens to a scheme's outcomes between `eve` and `day`, given its version on each.
+fn change(was: Option<&Rule>, is: Option<&Rule>, eve: Date, day: Date) -> Option<CalendarChange> {
+    let applicable =
+        |rule: Option<&Rule>, on: Date| rule.is_some_and(|r| applicability(r, on).is_applicable());
+    let (then, now) = (applicable(was, eve), applicable(is, day));
+    match (was, is) {
+        (Some(w), Some(i)) if w.rule_id != i.rule_id => {
+            (then || now).then_some(CalendarChange::NewVersion)
+        }
+        _ if then == now => None,
+        (None, _) => Some(CalendarChange::TookEffect),
+        (Some(_), _) if now => Some(CalendarChange::WindowOpened),
+        (_, None) => Some(CalendarChange::Expired),
+        (_, Some(rule)) => Some(match applicability(rule, day) {
+            Applicability::DeadlinePassed { .. } => CalendarChange::DeadlinePassed,
+            Applicability::WindowClosed { .. } => CalendarChange::WindowClosed,
+            _ => CalendarChange::Expired,
+        }),
+    }
+}
+
+/// The first day after `after` on which `scheme`'s outcomes change (`due_on` lists it), within
+/// two years; None if nothing is scheduled in that time. Only the days where some version's
+/// dates, deadline or window turn can be such a day, so only those are tried.
+pub fn next_change(rules: &RuleSet, scheme: &str, after: Date) -> Option<Date> {
+    let horizon = after.add_years(2)?;
+    let mut turns: Vec<Date> = Vec::new();
+    for rule in rules.rules.iter().filter(|r| r.scheme_id == scheme) {
+        turns.push(rule.effective_from);
+        turns.extend(rule.effective_until.and_then(|d| d.plus_days(1)));
+        turns.extend(rule.application.deadline.and_then(|d| d.plus_days(1)));
+        if let Some(window) = rule.window {
+            for year in after.year()..=horizon.year() {
+                turns.extend(on(window.opens, year));
+                turns.extend(on(window.closes, year).and_then(|d| d.plus_days(1)));
+            }
+        }
+    }
+    turns.retain(|&d| d > after && d <= horizon);
+    turns.sort_unstable();
+    turns.dedup();
+    turns
+        .into_iter()
+        .find(|&day| due_on(rules, day).iter().any(|d| d.scheme_id == scheme))
+}
+
+/// `day` of `year`; 29 February in a year without it is 1 March, as windows read it.
+fn on(day: MonthDay, year: i32) -> Option<Date> {
+    Date::from_ymd(year, day.month, day.day).or_else(|| Date::from_ymd(year, 3, 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Catalogue;
+
+    fn rules(documents: &[&str]) -> RuleSet {
+        let documents: Vec<(String, String)> = documents
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (format!("r{i}.yaml"), d.to_string()))
+            .collect();
+        RuleSet::from_documents(&Catalogue::bundled(), &documents).expect("valid rules")
+    }
+
+    fn rule(id: &str, version: u32, dates: &str) -> String {
+        format!(
+            "schema_version: '1.0'\nrule_id: {id}\nscheme_id: sch_cal\nscheme_name: Calendar\nstate: central\nversion: {version}\n{dates}\neligibility: {{operator: AND, conditions: [{{field: identity.age, operator: gte, value: 60}}]}}\nsource: {{url: 'https://example.org', document: x}}\n"
+        )
+    }
+
+    fn d(s: &str) -> Date {
+        Date::parse(s).unwrap()
+    }
+
+    #[test]
+    fn each_turn_of_a_scheme_is_named_on_its_day_and_no_other() {
+        let set = rules(&[
+            &rule(
+                "rule_cal_001",
+                1,
+                "effective_from: '2025-01-01'\neffective_until: '2025-12-31'\napplication_window: {opens: '06-01', closes: '08-31'}",
+            ),
+            &rule(
+                "rule_cal_002",
+                2,
+                "effective_from: '2026-01-01'\napplication: {deadline: '2026-03-31'}",
+            ),
+        ]);
+        let on_day = |day: &str| -> Vec<CalendarChange> {
+            due_on(&set, d(day)).iter().map(|d| d.change).collect()
+        };
+        assert_eq!(on_day("2025-01-01"), []);
+        assert_eq!(on_day("2025-06-01"), [CalendarChange::WindowOpened]);
+        assert_eq!(on_day("2025-08-31"), []);
+        assert_eq!(on_day("2025-09-01"), [CalendarChange::WindowClosed]);
+        assert_eq!(on_day("2026-01-01"), [CalendarChange::NewVersion]);
+        assert_eq!(on_day("2026-04-01"), [CalendarChange::DeadlinePassed]);
+        assert_eq!(
+            next_change(&set, "sch_cal", d("2025-01-01")),
+            Some(d("2025-06-01"))
+        );
+        assert_eq!(
+            next_change(&set, "sch_cal", d("2025-06-01")),
+            Some(d("2025-09-01"))
+        );
+        assert_eq!(
+            next_change(&set, "sch_cal", d("2025-09-01")),
+            Some(d("2026-01-01"))
+        );
+        assert_eq!(next_change(&set, "sch_cal", d("2026-04-01")), None);
+    }
+}

@@ -1,0 +1,155 @@
+//! `eligibility sweep --as-of D`: the daily calendar sweep (docs/releases.md, "The calendar
+//! sweep"). The engine names the schemes whose outcomes change between D − 1 and D with no new
+//! data (a version taking effect or expiring, a window opening or closing, a deadline passing:
+//! `engine::calendar`); each gets one `scheme.deadline.approaching` record for D, which the
+//! fleet fans out to the partitions of the scheme's users, where each owner re-evaluates its
+//! users on D like any other pass: audited, verdicts written, `new_match` / `lost` (with the
+//! reason, e.g. `window_closed`) / `partial_match` published. The sweep itself writes nothing
+//! to the stores, so it never races the workers that own the users.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use engine::calendar::{Due, due_on, next_change};
+use engine::{Catalogue, Date};
+use fleet::config::WorkerArgs;
+use fleet::events::DeadlineApproaching;
+use fleet::kafka::Outgoing;
+use fleet::topics::SCHEME_DEADLINE_APPROACHING;
+
+use crate::commands::evaluate::parse_as_of;
+use crate::commands::services::runtime;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The day swept: outcomes on it against the day before; default: today at `--utc-offset`.
+    #[arg(long)]
+    pub as_of: Option<String>,
+    /// Where "today" is, as an offset from UTC (+05:30 for India): a sweep scheduled just
+    /// after local midnight sweeps the local date.
+    #[arg(long, default_value = "+00:00", allow_hyphen_values = true)]
+    pub utc_offset: String,
+    /// Print what is due without publishing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let catalogue = Catalogue::bundled();
+    let day = match &args.as_of {
+        Some(_) => parse_as_of(args.as_of.as_deref())?,
+        None => today_at(&args.utc_offset)?,
+    };
+    let config = args.worker.config()?;
+    runtime()?.block_on(async {
+        let pool = fleet::postgres::pool_with_ca(
+            &config.database_url,
+            config.database_ca_file.as_deref(),
+            2,
+        )?;
+        fleet::postgres::migrate(&pool).await?;
+        let rules = crate::evaluator::rules_store::load(&pool, &catalogue)
+            .await?
+            .rules;
+        let due = due_on(&rules, day);
+        let client = pool.get().await?;
+        println!("calendar sweep for {day}: {} scheme(s) change", due.len());
+        println!(
+            "{:<36} {:<16} {:<16} {:<34} {:>9} {:<10}",
+            "scheme", "state", "change", "version (before -> on the day)", "citizens", "next"
+        );
+        for scheme in &due {
+            let state = (scheme.state != "central").then_some(scheme.state);
+            let citizens: i64 = client
+                .query_one(
+                    "SELECT count(*) FROM profile_current WHERE ($1::text IS NULL OR state = $1)",
+                    &[&state],
+                )
+                .await?
+                .get(0);
+            let next = next_change(&rules, scheme.scheme_id, day)
+                .map_or_else(|| "-".to_string(), |d| d.to_string());
+            println!(
+                "{:<36} {:<16} {:<16} {:<34} {:>9} {:<10}",
+                scheme.scheme_id,
+                scheme.state,
+                scheme.change.name(),
+                versions(scheme),
+                citizens,
+                next
+            );
+        }
+        if args.dry_run || due.is_empty() {
+            println!(
+                "nothing published{}",
+                if args.dry_run { " (--dry-run)" } else { "" }
+            );
+            return anyhow::Ok(());
+        }
+        let topics = [SCHEME_DEADLINE_APPROACHING.to_string()];
+        let codec = fleet::avro::Codec::new(&config.schema_registry_url, &topics);
+        let producer = fleet::kafka::producer(&config.kafka)?;
+        let mut records = Vec::with_capacity(due.len());
+        for scheme in &due {
+            records.push(record(&codec, scheme, day).await?);
+        }
+        fleet::kafka::send_all(&producer, &records).await?;
+        println!(
+            "published {} record(s) on {SCHEME_DEADLINE_APPROACHING}: the fleet re-evaluates \
+             these schemes' citizens on {day}",
+            records.len()
+        );
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Today's date at `offset` ("+05:30", "-03:00").
+fn today_at(offset: &str) -> Result<Date> {
+    let bad = || anyhow::anyhow!("--utc-offset {offset:?} is not an offset like +05:30");
+    let (sign, rest) = match offset.split_at_checked(1) {
+        Some(("+", rest)) => (1, rest),
+        Some(("-", rest)) => (-1, rest),
+        _ => return Err(bad()),
+    };
+    let (hours, minutes) = rest.split_once(':').ok_or_else(bad)?;
+    let (hours, minutes): (i64, i64) = (
+        hours.parse().map_err(|_| bad())?,
+        minutes.parse().map_err(|_| bad())?,
+    );
+    if hours > 14 || minutes > 59 {
+        return Err(bad());
+    }
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+        + sign * (hours * 3600 + minutes * 60);
+    Date::from_day_number(seconds.div_euclid(86_400)).ok_or_else(bad)
+}
+
+/// "v1 -> v2", "- -> v1", "v3 -> v3".
+fn versions(scheme: &Due) -> String {
+    let name = |rule: Option<&engine::Rule>| rule.map_or_else(|| "-".into(), |r| r.rule_id.clone());
+    format!("{} -> {}", name(scheme.before), name(scheme.after))
+}
+
+/// The deadline record of a due scheme. Its id names the scheme and the day, so a sweep run
+/// twice for one day is recognisable as one (and re-evaluating again writes nothing new).
+async fn record(codec: &fleet::avro::Codec, scheme: &Due<'_>, day: Date) -> Result<Outgoing> {
+    let event = DeadlineApproaching {
+        event_id: format!("sweep:{}:{day}:{}", scheme.scheme_id, scheme.change.name()),
+        scheme_id: scheme.scheme_id.to_string(),
+        deadline: day.to_string(),
+        as_of: Some(day.to_string()),
+    };
+    Ok(Outgoing {
+        topic: SCHEME_DEADLINE_APPROACHING.to_string(),
+        key: scheme.scheme_id.as_bytes().to_vec(),
+        partition: None,
+        timestamp_ms: None,
+        payload: codec.encode(SCHEME_DEADLINE_APPROACHING, &event).await?,
+        headers: Vec::new(),
+    })
+}
