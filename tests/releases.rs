@@ -70,7 +70,11 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
     let _turn = TURN.lock().await;
     // Every input (the group starts at their ends) and the outputs read.
     let mut topics = EVALUATOR_INPUTS.to_vec();
-    topics.extend([ELIGIBILITY_LOST, ELIGIBILITY_NEW_MATCH]);
+    topics.extend([
+        ELIGIBILITY_LOST,
+        ELIGIBILITY_NEW_MATCH,
+        RULE_SIMULATION_COMPLETED,
+    ]);
     let f = Fleet::start(
         "e2e_releases",
         &topics,
@@ -108,6 +112,26 @@ async fn a_proposal_changes_nothing_until_a_second_person_approves_it() {
         versions_stored(pool, "rule_ka_oap_002").await,
         0,
         "a proposal is not a live version"
+    );
+    // The fleet simulated it at once and published the diff: A (62) would lose the pension.
+    let simulations: Vec<RuleSimulationCompleted> = kafka
+        .read_until(
+            marks,
+            RULE_SIMULATION_COMPLETED,
+            Duration::from_secs(60),
+            |items: &[RuleSimulationCompleted]| items.iter().any(|e| e.proposal_id == id),
+        )
+        .await;
+    let simulated = simulations.iter().find(|e| e.proposal_id == id).unwrap();
+    assert_eq!(
+        (
+            simulated.rule_id.as_str(),
+            simulated.citizens,
+            simulated.gained,
+            simulated.lost
+        ),
+        ("rule_ka_oap_002", 2, 0, 1),
+        "{simulated:?}"
     );
 
     // Its author cannot approve it.

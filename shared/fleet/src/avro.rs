@@ -64,6 +64,9 @@ pub fn schema_for(topic: &str) -> Option<&'static str> {
         RULE_CONFLICT_DETECTED => {
             include_str!("../../../schemas/avro/rule_conflict_detected.avsc")
         }
+        RULE_SIMULATION_COMPLETED => {
+            include_str!("../../../schemas/avro/rule_simulation_completed.avsc")
+        }
         t if t.ends_with(".dlq") => include_str!("../../../schemas/avro/dead_letter.avsc"),
         _ => return None,
     };

@@ -135,6 +135,24 @@ pub struct RuleConflictDetected {
     pub witness: Option<String>,
 }
 
+/// `rule.simulation.completed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleSimulationCompleted {
+    pub idempotency_key: String,
+    pub proposal_id: i64,
+    pub rule_id: String,
+    pub scheme_id: String,
+    pub rule_version: i32,
+    pub as_of: String,
+    pub citizens: i64,
+    pub gained: i64,
+    pub lost: i64,
+    pub monthly_outlay_change_inr: f64,
+    pub conflicts_introduced: i32,
+    /// The whole diff, JSON.
+    pub diff: String,
+}
+
 /// `<topic>.dlq`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeadLetter {
@@ -266,6 +284,23 @@ mod tests {
                 author: "a".into(),
                 reason: None,
                 as_of: None,
+            },
+        );
+        round_trip(
+            RULE_SIMULATION_COMPLETED,
+            RuleSimulationCompleted {
+                idempotency_key: "proposal:1:h".into(),
+                proposal_id: 1,
+                rule_id: "rule_x_002".into(),
+                scheme_id: "sch_x".into(),
+                rule_version: 2,
+                as_of: "2025-01-15".into(),
+                citizens: 10,
+                gained: 1,
+                lost: 2,
+                monthly_outlay_change_inr: -600.0,
+                conflicts_introduced: 0,
+                diff: "{}".into(),
             },
         );
         round_trip(

@@ -17,6 +17,7 @@ pub const ELIGIBILITY_LOST: &str = "eligibility.lost";
 pub const ELIGIBILITY_PARTIAL_MATCH: &str = "eligibility.partial_match";
 pub const ELIGIBILITY_EXPLAINED: &str = "eligibility.explained";
 pub const RULE_CONFLICT_DETECTED: &str = "rule.conflict.detected";
+pub const RULE_SIMULATION_COMPLETED: &str = "rule.simulation.completed";
 
 /// The evaluator's inputs, in the order of docs/configuration.md.
 pub const EVALUATOR_INPUTS: [&str; 4] = [

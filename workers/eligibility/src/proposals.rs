@@ -5,7 +5,10 @@
 
 use anyhow::Context;
 use deadpool_postgres::Pool;
-use engine::Rule;
+use engine::{Catalogue, Date, Rule};
+use fleet::events::RuleSimulationCompleted;
+
+use crate::simulate;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -86,6 +89,65 @@ pub async fn get(pool: &Pool, id: i64) -> anyhow::Result<Proposal> {
         simulation: simulation.map(|s| serde_json::from_str(&s)).transpose()?,
         decided_by: row.get(10),
         decision_reason: row.get(11),
+    })
+}
+
+/// The proposal's population diff against every stored citizen the scheme covers, with the
+/// rules in effect on `as_of`: attached to the proposal, and returned with its
+/// `rule.simulation.completed` event (for the caller to publish).
+pub async fn simulate(
+    pool: &Pool,
+    catalogue: &Catalogue,
+    id: i64,
+    rule: &Rule,
+    as_of: Date,
+) -> anyhow::Result<(Value, RuleSimulationCompleted)> {
+    let current = crate::evaluator::rules_store::load(pool, catalogue)
+        .await?
+        .rules;
+    let proposed = simulate::with_proposals(&current, vec![rule.clone()]);
+    let simulation = simulate::Simulation::new(catalogue, &current, &proposed, as_of);
+    let mut diff = simulation.diff();
+    let engine =
+        kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Auto, 1_000_000)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let state = (!rule.is_central()).then_some(rule.state.as_str());
+    simulation
+        .run_stored(&engine, pool, state, None, &mut diff)
+        .await?;
+    let json = serde_json::to_value(&diff)?;
+    attach_simulation(pool, id, &json).await?;
+    let totals = diff.totals();
+    let event = RuleSimulationCompleted {
+        idempotency_key: format!("proposal:{id}:{}:{as_of}", rule.rule_hash),
+        proposal_id: id,
+        rule_id: rule.rule_id.clone(),
+        scheme_id: rule.scheme_id.clone(),
+        rule_version: rule.version as i32,
+        as_of: as_of.to_string(),
+        citizens: diff.citizens as i64,
+        gained: totals.gained as i64,
+        lost: totals.lost as i64,
+        monthly_outlay_change_inr: totals.monthly_outlay_change_inr,
+        conflicts_introduced: diff.conflicts_introduced.len() as i32,
+        diff: json.to_string(),
+    };
+    Ok((json, event))
+}
+
+/// The event, encoded for `rule.simulation.completed` (keyed by scheme).
+pub async fn encode_simulation(
+    codec: &fleet::avro::Codec,
+    event: &RuleSimulationCompleted,
+) -> anyhow::Result<fleet::kafka::Outgoing> {
+    let topic = fleet::topics::RULE_SIMULATION_COMPLETED;
+    Ok(fleet::kafka::Outgoing {
+        topic: topic.to_string(),
+        key: event.scheme_id.as_bytes().to_vec(),
+        partition: None,
+        timestamp_ms: None,
+        payload: codec.encode(topic, event).await?,
+        headers: vec![("idempotency_key", event.idempotency_key.clone())],
     })
 }
 

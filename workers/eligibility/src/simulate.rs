@@ -306,6 +306,40 @@ impl<'a> Simulation<'a> {
     }
 }
 
+/// A diff's headline over every scheme and state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Totals {
+    /// Citizens whose verdict becomes ELIGIBLE.
+    pub gained: usize,
+    /// Citizens whose verdict stops being ELIGIBLE.
+    pub lost: usize,
+    pub monthly_outlay_change_inr: f64,
+}
+
+impl Diff {
+    pub fn totals(&self) -> Totals {
+        let eligible = Verdict::Eligible.name();
+        let mut totals = Totals {
+            gained: 0,
+            lost: 0,
+            monthly_outlay_change_inr: 0.0,
+        };
+        for state in self.schemes.values().flat_map(BTreeMap::values) {
+            for (transition, &citizens) in &state.transitions {
+                let (from, to) = transition.split_once("->").unwrap_or((transition, ""));
+                if to == eligible && from != eligible {
+                    totals.gained += citizens;
+                } else if from == eligible && to != eligible {
+                    totals.lost += citizens;
+                }
+            }
+            totals.monthly_outlay_change_inr +=
+                state.monthly_outlay_after_inr - state.monthly_outlay_before_inr;
+        }
+        totals
+    }
+}
+
 /// How good a verdict is for the citizen (a fall in rank is a loss).
 fn rank(verdict: Verdict) -> u8 {
     match verdict {

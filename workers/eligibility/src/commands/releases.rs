@@ -10,7 +10,6 @@ use fleet::config::{DatabaseArgs, WorkerArgs};
 
 use crate::commands::services::runtime;
 use crate::proposals;
-use crate::simulate;
 
 #[derive(clap::Args)]
 pub struct ProposeArgs {
@@ -25,7 +24,7 @@ pub struct ProposeArgs {
     #[arg(long)]
     pub as_of: Option<String>,
     #[command(flatten)]
-    pub database: DatabaseArgs,
+    pub worker: WorkerArgs,
 }
 
 #[derive(clap::Args)]
@@ -59,14 +58,17 @@ pub fn propose(catalogue: &Catalogue, args: ProposeArgs) -> Result<ExitCode> {
         anyhow::anyhow!("{source} is not a valid rule:\n{}", lines.join("\n"))
     })?;
     let as_of = crate::commands::evaluate::parse_as_of(args.as_of.as_deref())?;
-    let url = args.database.url()?;
+    let config = args.worker.config()?;
     runtime()?.block_on(async {
-        let pool =
-            fleet::postgres::pool_with_ca(&url, args.database.database_ca_file.as_deref(), 2)?;
+        let pool = fleet::postgres::pool_with_ca(
+            &config.database_url,
+            config.database_ca_file.as_deref(),
+            2,
+        )?;
         fleet::postgres::migrate(&pool).await?;
         let id = proposals::propose(&pool, &rule, &text, &args.by, args.reason.as_deref()).await?;
-        let diff = population_diff(&pool, catalogue, &rule, as_of).await?;
-        proposals::attach_simulation(&pool, id, &diff).await?;
+        let (diff, event) = proposals::simulate(&pool, catalogue, id, &rule, as_of).await?;
+        publish_simulation(&config, &event).await?;
         println!(
             "proposal {id}: {} version {} of {} by {}",
             rule.rule_id, rule.version, rule.scheme_id, args.by
@@ -75,29 +77,6 @@ pub fn propose(catalogue: &Catalogue, args: ProposeArgs) -> Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The proposal against every stored citizen the scheme covers, with the rules in effect.
-async fn population_diff(
-    pool: &deadpool_postgres::Pool,
-    catalogue: &Catalogue,
-    rule: &engine::Rule,
-    as_of: engine::Date,
-) -> Result<serde_json::Value> {
-    let current = crate::evaluator::rules_store::load(pool, catalogue)
-        .await?
-        .rules;
-    let proposed = simulate::with_proposals(&current, vec![rule.clone()]);
-    let simulation = simulate::Simulation::new(catalogue, &current, &proposed, as_of);
-    let mut diff = simulation.diff();
-    let engine =
-        kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Auto, 1_000_000)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let state = (!rule.is_central()).then_some(rule.state.as_str());
-    simulation
-        .run_stored(&engine, pool, state, None, &mut diff)
-        .await?;
-    Ok(serde_json::to_value(&diff)?)
 }
 
 /// Approves (and publishes the version on `policy.rules.updated`, where the fleet takes it
@@ -116,9 +95,9 @@ pub fn decide(catalogue: &Catalogue, args: DecideArgs, approve: bool) -> Result<
         if approve && open.simulation.is_none() && open.status == "proposed" {
             let rule = engine::load::parse_rule_yaml(catalogue, &open.rule_yaml, "proposal")
                 .map_err(|p| anyhow::anyhow!("stored proposal {} does not load: {p:?}", args.id))?;
-            let diff = population_diff(&pool, catalogue, &rule, crate::commands::evaluate::today())
-                .await?;
-            proposals::attach_simulation(&pool, args.id, &diff).await?;
+            let today = crate::commands::evaluate::today();
+            let (_, event) = proposals::simulate(&pool, catalogue, args.id, &rule, today).await?;
+            publish_simulation(&config, &event).await?;
         }
         let decided = proposals::decide(&pool, args.id, &args.by, &args.reason, approve).await?;
         if approve {
@@ -146,6 +125,19 @@ pub fn decide(catalogue: &Catalogue, args: DecideArgs, approve: bool) -> Result<
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Publishes a proposal's `rule.simulation.completed` and waits for the acknowledgement.
+async fn publish_simulation(
+    config: &fleet::config::Config,
+    event: &fleet::events::RuleSimulationCompleted,
+) -> Result<()> {
+    let topics = [fleet::topics::RULE_SIMULATION_COMPLETED.to_string()];
+    let codec = fleet::avro::Codec::new(&config.schema_registry_url, &topics);
+    let producer = fleet::kafka::producer(&config.kafka)?;
+    let record = proposals::encode_simulation(&codec, event).await?;
+    fleet::kafka::send_all(&producer, &[record]).await?;
+    Ok(())
 }
 
 pub fn show(args: ShowArgs) -> Result<ExitCode> {

@@ -107,6 +107,7 @@ fn codec_topics() -> Vec<String> {
             ELIGIBILITY_LOST,
             ELIGIBILITY_PARTIAL_MATCH,
             RULE_CONFLICT_DETECTED,
+            RULE_SIMULATION_COMPLETED,
         ]
         .map(str::to_string),
     );

@@ -67,13 +67,13 @@ pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<
     };
     match read {
         Read::Rejected(rejected) => dead_letter(pipeline, &record, rejected, &offsets).await?,
-        Read::Proposed => {
+        Read::Proposed(simulation) => {
             let write = BatchWrite {
                 offsets: offsets.clone(),
                 partitions: vec![record.partition],
                 ..BatchWrite::default()
             };
-            sink::publish_and_commit(pipeline, &[], Vec::new(), &write).await?;
+            sink::publish_and_commit(pipeline, &[], vec![simulation], &write).await?;
             sink::after_commit(pipeline, &[], std::slice::from_ref(&record), &[], &[], &[]).await;
         }
         Read::Change(change) if copy => {
@@ -92,7 +92,8 @@ pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<
 enum Read {
     Change(Change),
     Rejected(Rejected),
-    Proposed,
+    /// With its `rule.simulation.completed` event, encoded.
+    Proposed(Outgoing),
 }
 
 /// The original of a rule version: validated against every stored rule (not only the ones this
@@ -132,9 +133,14 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
             update.reason.as_deref(),
         )
         .await?;
+        let (_, event) =
+            crate::proposals::simulate(&pipeline.pool, catalogue, id, &rule, as_of).await?;
         tracing::info!(proposal = id, rule_id = %rule.rule_id, scheme = %rule.scheme_id,
-            "rule version stored as a proposal: it goes live once approved (eligibility rules approve)");
-        return Ok(Read::Proposed);
+            gained = event.gained, lost = event.lost,
+            "rule version stored as a proposal with its population diff: it goes live once approved (eligibility rules approve)");
+        return Ok(Read::Proposed(
+            crate::proposals::encode_simulation(&pipeline.codec, &event).await?,
+        ));
     }
     let conflicts = conflict_events(catalogue, &stored, &rule);
     let mut outgoing = Vec::new();
