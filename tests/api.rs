@@ -533,6 +533,72 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     assert_eq!(karnataka["monthly_outlay_before_inr"], 600.0);
     assert_eq!(karnataka["monthly_outlay_after_inr"], 0.0);
 
+    // The same version as a proposal through the API: stored with its diff, refused to its
+    // author (four eyes), approved by a second admin, then closed to further decisions.
+    let (status, proposed) = api
+        .post(
+            "/api/v1/rules/proposals",
+            Some(&admin),
+            &json!({"rule_yaml": stricter, "reason": "pension age 65", "as_of": AS_OF}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{proposed}");
+    assert_eq!(
+        (proposed["status"].as_str(), proposed["author"].as_str()),
+        (Some("proposed"), Some("rules-1"))
+    );
+    assert_eq!(
+        proposed["simulation"]["schemes"][OAP]["karnataka"]["transitions"]["ELIGIBLE->PARTIAL_MATCH"],
+        1,
+        "{proposed}"
+    );
+    let id = proposed["proposal_id"].as_i64().unwrap();
+    let decision = format!("/api/v1/rules/proposals/{id}/decision");
+    let (status, refused) = api
+        .post(
+            &decision,
+            Some(&admin),
+            &json!({"decision": "approve", "reason": "mine"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert!(
+        refused["detail"].as_str().unwrap().contains("four eyes"),
+        "{refused}"
+    );
+    let checker = token(Role::Admin, "rules-2", &[]);
+    let (status, approved) = api
+        .post(
+            &decision,
+            Some(&checker),
+            &json!({"decision": "approve", "reason": "budget approved"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{approved}");
+    assert_eq!(
+        (approved["status"].as_str(), approved["decided_by"].as_str()),
+        (Some("approved"), Some("rules-2"))
+    );
+    let (status, again) = api
+        .post(
+            &decision,
+            Some(&checker),
+            &json!({"decision": "reject", "reason": "changed my mind"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    let (status, shown) = api
+        .get(&format!("/api/v1/rules/proposals/{id}"), Some(&admin))
+        .await;
+    assert_eq!(
+        (status, shown["status"].as_str()),
+        (StatusCode::OK, Some("approved"))
+    );
+    let (status, _) = api
+        .get("/api/v1/rules/proposals/999999", Some(&admin))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
     // A new verdict is served at once, though the old list is cached: the evaluator moves the
     // user's results version when it writes.
     let profile_a = profile_json(&a, 62, false, "karnataka");

@@ -5,7 +5,7 @@
 
 use anyhow::Context;
 use deadpool_postgres::Pool;
-use engine::{Catalogue, Date, Rule};
+use engine::{Catalogue, Date, Rule, RuleSet};
 use fleet::events::RuleSimulationCompleted;
 
 use crate::simulate;
@@ -51,6 +51,34 @@ pub async fn propose(
     Ok(row.get(0))
 }
 
+/// A new version must not reuse a rule id for other content, and must be above the scheme's
+/// versions. Re-publishing the same rule is allowed (a replay): it re-runs the re-evaluation.
+pub fn check_new_version(rules: &RuleSet, rule: &Rule) -> Result<(), String> {
+    if let Some(old) = rules.get(&rule.rule_id) {
+        return if old.rule_hash == rule.rule_hash {
+            Ok(())
+        } else {
+            Err(format!(
+                "rule_id: {} already exists with other content (rule_hash {}); publish the change as a new rule_id with a higher version",
+                rule.rule_id, old.rule_hash
+            ))
+        };
+    }
+    match rules
+        .rules
+        .iter()
+        .filter(|r| r.scheme_id == rule.scheme_id)
+        .map(|r| r.version)
+        .max()
+    {
+        Some(latest) if latest >= rule.version => Err(format!(
+            "version: {} is not above version {latest} of scheme {}",
+            rule.version, rule.scheme_id
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Whether an approved proposal has exactly this rule document.
 pub async fn is_approved(pool: &Pool, rule: &Rule) -> anyhow::Result<bool> {
     let client = pool.get().await?;
@@ -65,8 +93,15 @@ pub async fn is_approved(pool: &Pool, rule: &Rule) -> anyhow::Result<bool> {
 }
 
 pub async fn get(pool: &Pool, id: i64) -> anyhow::Result<Proposal> {
+    find(pool, id)
+        .await?
+        .with_context(|| format!("no proposal {id}"))
+}
+
+/// The proposal `id`, if there is one.
+pub async fn find(pool: &Pool, id: i64) -> anyhow::Result<Option<Proposal>> {
     let client = pool.get().await?;
-    let row = client
+    let Some(row) = client
         .query_opt(
             "SELECT proposal_id, rule_id, scheme_id, rule_version, rule_hash, rule_yaml, author, reason,
                     status, simulation::text, decided_by, decision_reason
@@ -74,9 +109,11 @@ pub async fn get(pool: &Pool, id: i64) -> anyhow::Result<Proposal> {
             &[&id],
         )
         .await?
-        .with_context(|| format!("no proposal {id}"))?;
+    else {
+        return Ok(None);
+    };
     let simulation: Option<String> = row.get(9);
-    Ok(Proposal {
+    Ok(Some(Proposal {
         proposal_id: row.get(0),
         rule_id: row.get(1),
         scheme_id: row.get(2),
@@ -89,7 +126,7 @@ pub async fn get(pool: &Pool, id: i64) -> anyhow::Result<Proposal> {
         simulation: simulation.map(|s| serde_json::from_str(&s)).transpose()?,
         decided_by: row.get(10),
         decision_reason: row.get(11),
-    })
+    }))
 }
 
 /// The proposal's population diff against every stored citizen the scheme covers, with the
@@ -101,6 +138,7 @@ pub async fn simulate(
     id: i64,
     rule: &Rule,
     as_of: Date,
+    engine: &kernels::engine_select::Engine,
 ) -> anyhow::Result<(Value, RuleSimulationCompleted)> {
     let current = crate::evaluator::rules_store::load(pool, catalogue)
         .await?
@@ -108,12 +146,9 @@ pub async fn simulate(
     let proposed = simulate::with_proposals(&current, vec![rule.clone()]);
     let simulation = simulate::Simulation::new(catalogue, &current, &proposed, as_of);
     let mut diff = simulation.diff();
-    let engine =
-        kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Auto, 1_000_000)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
     let state = (!rule.is_central()).then_some(rule.state.as_str());
     simulation
-        .run_stored(&engine, pool, state, None, &mut diff)
+        .run_stored(engine, pool, state, None, &mut diff)
         .await?;
     let json = serde_json::to_value(&diff)?;
     attach_simulation(pool, id, &json).await?;
@@ -148,6 +183,39 @@ pub async fn encode_simulation(
         timestamp_ms: None,
         payload: codec.encode(topic, event).await?,
         headers: vec![("idempotency_key", event.idempotency_key.clone())],
+    })
+}
+
+/// The batch engine of a simulation run by a worker or the command line: the GPU when there
+/// is one (the API keeps to the CPU, which serves its requests).
+pub fn simulation_engine() -> anyhow::Result<kernels::engine_select::Engine> {
+    kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Auto, 1_000_000)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// An approved proposal's document as a `policy.rules.updated` record (header
+/// `eligibility_proposal`): where the fleet takes it live.
+pub async fn approved_record(
+    codec: &fleet::avro::Codec,
+    decided: &Proposal,
+    by: &str,
+    reason: &str,
+) -> anyhow::Result<fleet::kafka::Outgoing> {
+    let update = fleet::events::RulesUpdate {
+        event_id: format!("proposal-{}", decided.proposal_id),
+        rule_yaml: decided.rule_yaml.clone(),
+        author: decided.author.clone(),
+        reason: Some(format!("approved by {by}: {reason}")),
+        as_of: None,
+    };
+    let topic = fleet::topics::POLICY_RULES_UPDATED;
+    Ok(fleet::kafka::Outgoing {
+        topic: topic.to_string(),
+        key: decided.scheme_id.as_bytes().to_vec(),
+        partition: None,
+        timestamp_ms: None,
+        payload: codec.encode(topic, &update).await?,
+        headers: vec![("eligibility_proposal", decided.proposal_id.to_string())],
     })
 }
 

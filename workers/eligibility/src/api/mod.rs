@@ -6,7 +6,7 @@
 //! - [`limits`]: rate limits per caller and per client address.
 //! - [`body`], [`problem`]: strict request bodies and RFC 9457 problem responses.
 //! - [`service`]: what requests share, and their admission.
-//! - [`citizens`], [`rules`]: the routes; [`openapi`]: their generated OpenAPI document.
+//! - [`citizens`], [`rules`], [`proposals`]: the routes; [`openapi`]: their generated OpenAPI document.
 //! - `api token`: a development token signed with the HS256 secret.
 
 pub mod auth;
@@ -15,6 +15,7 @@ pub mod citizens;
 pub mod limits;
 pub mod openapi;
 pub mod problem;
+pub mod proposals;
 pub mod rules;
 pub mod service;
 
@@ -214,7 +215,13 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     crate::commands::services::runtime()?.block_on(async {
         let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();
         let health = fleet::http::start(config.http_addr, shutdown.clone()).await?;
-        let topics = [fleet::topics::PROFILE_ASSEMBLED.to_string()];
+        // Forced re-evaluations, proposals' diffs and approved rule versions.
+        let topics = [
+            fleet::topics::PROFILE_ASSEMBLED,
+            fleet::topics::RULE_SIMULATION_COMPLETED,
+            fleet::topics::POLICY_RULES_UPDATED,
+        ]
+        .map(str::to_string);
         let connections = fleet::connect::Connections::open(&config, 16, &topics).await?;
         let service = Service::new(connections, verifier, limits, admin_networks).await?;
         health.dependencies_answered();
@@ -372,6 +379,24 @@ pub fn routes() -> Vec<Route> {
             "/api/v1/rules/conflicts",
             get(rules::conflicts),
             false,
+        ),
+        route(
+            Method::POST,
+            "/api/v1/rules/proposals",
+            post(proposals::propose),
+            true,
+        ),
+        route(
+            Method::GET,
+            "/api/v1/rules/proposals/{id}",
+            get(proposals::proposal),
+            true,
+        ),
+        route(
+            Method::POST,
+            "/api/v1/rules/proposals/{id}/decision",
+            post(proposals::decide),
+            true,
         ),
     ]
 }

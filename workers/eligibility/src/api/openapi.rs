@@ -4,7 +4,7 @@
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{citizens, problem, rules};
+use super::{citizens, problem, proposals, rules};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -24,6 +24,9 @@ use super::{citizens, problem, rules};
         rules::validate,
         rules::simulate,
         rules::conflicts,
+        proposals::propose,
+        proposals::proposal,
+        proposals::decide,
     ),
     components(schemas(
         problem::ProblemBody,
@@ -38,6 +41,9 @@ use super::{citizens, problem, rules};
         rules::Validation,
         rules::ValidationProblem,
         rules::SimulateRequest,
+        proposals::ProposeRequest,
+        proposals::DecisionRequest,
+        proposals::Decision,
     )),
     modifiers(&BearerAuth)
 )]

@@ -84,6 +84,17 @@ impl Problem {
         }))
     }
 
+    /// The request conflicts with the resource's state (a proposal already decided, or one
+    /// its own author tries to decide).
+    pub fn conflict(detail: impl Into<String>) -> Problem {
+        Problem::wrap(
+            StatusCode::CONFLICT,
+            "/problems/conflict",
+            "The request conflicts with the current state",
+        )
+        .with_detail(detail)
+    }
+
     pub fn too_large() -> Problem {
         Problem::wrap(
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -18,6 +18,7 @@ use super::body::{self, JsonBody, TextBody};
 use super::limits::Class;
 use super::problem::{Problem, ProblemBody};
 use super::service::Service;
+use crate::evaluator::rulebook::RuleBook;
 use crate::simulate;
 
 /// The parts of a rule document the public does not see: who wrote it and the curators' notes.
@@ -132,7 +133,44 @@ pub async fn conflicts(
 
 /// Admin routes: the admin role, and (when configured) a client address in the allowed
 /// networks; anything else is 404, as if the route did not exist.
-fn admin(service: &Service, client: SocketAddr, headers: &HeaderMap) -> Result<Caller, Problem> {
+/// A proposed rule document of a request body (`/rule_yaml`) and the date to simulate it on
+/// (`/as_of`, default today), each problem named by its pointer.
+pub(super) fn proposed_rule(
+    book: &RuleBook,
+    rule_yaml: &str,
+    as_of: Option<&str>,
+) -> Result<(engine::Rule, Date), Problem> {
+    let as_of = match as_of {
+        Some(text) => {
+            Date::parse(text).ok_or_else(|| body::field_error("/as_of", "not a date YYYY-MM-DD"))?
+        }
+        None => crate::commands::evaluate::today(),
+    };
+    let rule = engine::load::parse_rule_yaml(&book.catalogue, rule_yaml, "proposal").map_err(
+        |problems| {
+            Problem::invalid_body(
+                problems
+                    .iter()
+                    .map(|p| body::field(&format!("/rule_yaml{}", p.path), &p.reason))
+                    .collect(),
+            )
+        },
+    )?;
+    Ok((rule, as_of))
+}
+
+/// The batch engine of the API's simulations: the API's CPU serves requests, so they stay
+/// off any GPU.
+pub(super) fn simulation_engine() -> Result<kernels::engine_select::Engine, Problem> {
+    kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Cpu, 0)
+        .map_err(|e| Problem::from(anyhow::anyhow!("{e}")))
+}
+
+pub(super) fn admin(
+    service: &Service,
+    client: SocketAddr,
+    headers: &HeaderMap,
+) -> Result<Caller, Problem> {
     if !service.admin_networks.allows(client.ip()) {
         return Err(Problem::not_found());
     }
@@ -234,29 +272,13 @@ pub async fn simulate(
     if sample == 0 || sample > MAX_SAMPLE {
         return Err(body::field_error("/sample", "must be 1..=100000"));
     }
-    let as_of = match &request.as_of {
-        Some(text) => {
-            Date::parse(text).ok_or_else(|| body::field_error("/as_of", "not a date YYYY-MM-DD"))?
-        }
-        None => crate::commands::evaluate::today(),
-    };
     let book = service.book();
-    let proposal = engine::load::parse_rule_yaml(&book.catalogue, &request.rule_yaml, "proposal")
-        .map_err(|problems| {
-        Problem::invalid_body(
-            problems
-                .iter()
-                .map(|p| body::field(&format!("/rule_yaml{}", p.path), &p.reason))
-                .collect(),
-        )
-    })?;
+    let (proposal, as_of) = proposed_rule(&book, &request.rule_yaml, request.as_of.as_deref())?;
     let state = (!proposal.is_central()).then(|| proposal.state.clone());
     let proposed = simulate::with_proposals(&book.rules, vec![proposal]);
     let simulation = simulate::Simulation::new(&book.catalogue, &book.rules, &proposed, as_of);
     let mut diff = simulation.diff();
-    // The API's CPU serves requests: the simulation stays off any GPU.
-    let engine = kernels::engine_select::Engine::new(kernels::engine_select::EngineChoice::Cpu, 0)
-        .map_err(|e| Problem::from(anyhow::anyhow!("{e}")))?;
+    let engine = simulation_engine()?;
     simulation
         .run_stored(
             &engine,

@@ -67,7 +67,9 @@ pub fn propose(catalogue: &Catalogue, args: ProposeArgs) -> Result<ExitCode> {
         )?;
         fleet::postgres::migrate(&pool).await?;
         let id = proposals::propose(&pool, &rule, &text, &args.by, args.reason.as_deref()).await?;
-        let (diff, event) = proposals::simulate(&pool, catalogue, id, &rule, as_of).await?;
+        let engine = proposals::simulation_engine()?;
+        let (diff, event) =
+            proposals::simulate(&pool, catalogue, id, &rule, as_of, &engine).await?;
         publish_simulation(&config, &event).await?;
         println!(
             "proposal {id}: {} version {} of {} by {}",
@@ -96,29 +98,17 @@ pub fn decide(catalogue: &Catalogue, args: DecideArgs, approve: bool) -> Result<
             let rule = engine::load::parse_rule_yaml(catalogue, &open.rule_yaml, "proposal")
                 .map_err(|p| anyhow::anyhow!("stored proposal {} does not load: {p:?}", args.id))?;
             let today = crate::commands::evaluate::today();
-            let (_, event) = proposals::simulate(&pool, catalogue, args.id, &rule, today).await?;
+            let engine = proposals::simulation_engine()?;
+            let (_, event) =
+                proposals::simulate(&pool, catalogue, args.id, &rule, today, &engine).await?;
             publish_simulation(&config, &event).await?;
         }
         let decided = proposals::decide(&pool, args.id, &args.by, &args.reason, approve).await?;
         if approve {
             let codec = fleet::avro::Codec::new(&config.schema_registry_url, &topics);
             let producer = fleet::kafka::producer(&config.kafka)?;
-            let update = fleet::events::RulesUpdate {
-                event_id: format!("proposal-{}", decided.proposal_id),
-                rule_yaml: decided.rule_yaml.clone(),
-                author: decided.author.clone(),
-                reason: Some(format!("approved by {}: {}", args.by, args.reason)),
-                as_of: None,
-            };
-            let topic = fleet::topics::POLICY_RULES_UPDATED;
-            let record = fleet::kafka::Outgoing {
-                topic: topic.to_string(),
-                key: decided.scheme_id.as_bytes().to_vec(),
-                partition: None,
-                timestamp_ms: None,
-                payload: codec.encode(topic, &update).await?,
-                headers: vec![("eligibility_proposal", decided.proposal_id.to_string())],
-            };
+            let record =
+                proposals::approved_record(&codec, &decided, &args.by, &args.reason).await?;
             fleet::kafka::send_all(&producer, &[record]).await?;
         }
         println!("{}", serde_json::to_string_pretty(&decided)?);

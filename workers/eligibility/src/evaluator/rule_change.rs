@@ -121,7 +121,7 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
     let stored = rules_store::load(&pipeline.pool, &Catalogue::bundled())
         .await?
         .rules;
-    if let Err(reason) = check_new_version(&stored, &rule) {
+    if let Err(reason) = crate::proposals::check_new_version(&stored, &rule) {
         return Ok(Read::Rejected(Rejected::validation(record, reason)));
     }
     if pipeline.rule_review && !crate::proposals::is_approved(&pipeline.pool, &rule).await? {
@@ -133,8 +133,10 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
             update.reason.as_deref(),
         )
         .await?;
+        let engine = crate::proposals::simulation_engine()?;
         let (_, event) =
-            crate::proposals::simulate(&pipeline.pool, catalogue, id, &rule, as_of).await?;
+            crate::proposals::simulate(&pipeline.pool, catalogue, id, &rule, as_of, &engine)
+                .await?;
         tracing::info!(proposal = id, rule_id = %rule.rule_id, scheme = %rule.scheme_id,
             gained = event.gained, lost = event.lost,
             "rule version stored as a proposal with its population diff: it goes live once approved (eligibility rules approve)");
@@ -199,34 +201,6 @@ async fn rule_of_copy(pipeline: &Pipeline, record: &Record) -> Result<Change, Re
         state: rule.state,
         as_of,
     })
-}
-
-/// A new version must not reuse a rule id for other content, and must be above the scheme's
-/// versions. Re-publishing the same rule is allowed (a replay): it re-runs the re-evaluation.
-fn check_new_version(rules: &RuleSet, rule: &Rule) -> Result<(), String> {
-    if let Some(old) = rules.get(&rule.rule_id) {
-        return if old.rule_hash == rule.rule_hash {
-            Ok(())
-        } else {
-            Err(format!(
-                "rule_id: {} already exists with other content (rule_hash {}); publish the change as a new rule_id with a higher version",
-                rule.rule_id, old.rule_hash
-            ))
-        };
-    }
-    match rules
-        .rules
-        .iter()
-        .filter(|r| r.scheme_id == rule.scheme_id)
-        .map(|r| r.version)
-        .max()
-    {
-        Some(latest) if latest >= rule.version => Err(format!(
-            "version: {} is not above version {latest} of scheme {}",
-            rule.version, rule.scheme_id
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// The conflicts (docs/semantics.md "Conflicts") that the new rule takes part in, among every

@@ -1,0 +1,157 @@
+//! `/api/v1/rules/proposals/...` (admin): rule versions under review (docs/releases.md,
+//! "Review"), the same as `eligibility rules propose | approve | reject | proposal`. The caller's
+//! token subject is the author or the decider, so the four-eyes rule holds across people, not
+//! command lines.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::body::{self, JsonBody};
+use super::problem::{Problem, ProblemBody};
+use super::rules::{admin, proposed_rule, simulation_engine};
+use super::service::Service;
+use crate::proposals::{self, Proposal};
+
+/// `POST /rules/proposals`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProposeRequest {
+    /// The proposed rule document (YAML or JSON text).
+    pub rule_yaml: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The evaluation date of the population diff; default: today (UTC).
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+/// `POST /rules/proposals/{id}/decision`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionRequest {
+    pub decision: Decision,
+    /// Why (recorded).
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+#[utoipa::path(post, path = "/api/v1/rules/proposals", tag = "rules (admin)",
+    request_body = ProposeRequest,
+    responses((status = 201, description = "The proposal, with its population diff against every stored citizen the scheme covers (also published on rule.simulation.completed)", body = Object),
+              (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
+              (status = 409, body = ProblemBody), (status = 413, body = ProblemBody),
+              (status = 422, body = ProblemBody), (status = 429, body = ProblemBody)),
+    security(("bearer" = [])))]
+pub async fn propose(
+    State(service): State<Arc<Service>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: JsonBody<ProposeRequest>,
+) -> Result<(StatusCode, Json<Proposal>), Problem> {
+    let caller = admin(&service, client, &headers)?;
+    let request = body.0?;
+    let book = service.book();
+    let (rule, as_of) = proposed_rule(&book, &request.rule_yaml, request.as_of.as_deref())?;
+    let stored = crate::evaluator::rules_store::load(&service.pool, &book.catalogue)
+        .await?
+        .rules;
+    proposals::check_new_version(&stored, &rule).map_err(Problem::conflict)?;
+    let id = proposals::propose(
+        &service.pool,
+        &rule,
+        &request.rule_yaml,
+        &caller.subject,
+        request.reason.as_deref(),
+    )
+    .await?;
+    let engine = simulation_engine()?;
+    let (_, event) =
+        proposals::simulate(&service.pool, &book.catalogue, id, &rule, as_of, &engine).await?;
+    let record = proposals::encode_simulation(&service.codec, &event).await?;
+    fleet::kafka::send_all(&service.producer, &[record])
+        .await
+        .map_err(anyhow::Error::from)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(proposals::get(&service.pool, id).await?),
+    ))
+}
+
+#[utoipa::path(get, path = "/api/v1/rules/proposals/{id}", tag = "rules (admin)",
+    params(("id" = i64, Path, description = "The proposal id")),
+    responses((status = 200, description = "The proposal with its status, decision and population diff", body = Object),
+              (status = 401, body = ProblemBody), (status = 404, body = ProblemBody), (status = 429, body = ProblemBody)),
+    security(("bearer" = [])))]
+pub async fn proposal(
+    State(service): State<Arc<Service>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Result<Json<Proposal>, Problem> {
+    admin(&service, client, &headers)?;
+    Ok(Json(open(&service, id).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/rules/proposals/{id}/decision", tag = "rules (admin)",
+    params(("id" = i64, Path, description = "The proposal id")),
+    request_body = DecisionRequest,
+    responses((status = 200, description = "The decided proposal (kept on record); an approved document is published on policy.rules.updated, where the fleet takes it live", body = Object),
+              (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
+              (status = 409, description = "Already decided, or the caller wrote it (four eyes)", body = ProblemBody),
+              (status = 422, body = ProblemBody), (status = 429, body = ProblemBody)),
+    security(("bearer" = [])))]
+pub async fn decide(
+    State(service): State<Arc<Service>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    body: JsonBody<DecisionRequest>,
+) -> Result<Json<Proposal>, Problem> {
+    let caller = admin(&service, client, &headers)?;
+    let DecisionRequest { decision, reason } = body.0?;
+    if reason.trim().is_empty() {
+        return Err(body::field_error("/reason", "say why"));
+    }
+    let proposal = open(&service, id).await?;
+    if proposal.status != "proposed" {
+        return Err(Problem::conflict(format!(
+            "proposal {id} is {}: only an open proposal can be decided",
+            proposal.status
+        )));
+    }
+    if proposal.author == caller.subject {
+        return Err(Problem::conflict(format!(
+            "proposal {id} was written by {}: a second person must decide it (four eyes)",
+            caller.subject
+        )));
+    }
+    let approving = decision == Decision::Approve;
+    let decided = proposals::decide(&service.pool, id, &caller.subject, &reason, approving).await?;
+    if approving {
+        let record =
+            proposals::approved_record(&service.codec, &decided, &caller.subject, &reason).await?;
+        fleet::kafka::send_all(&service.producer, &[record])
+            .await
+            .map_err(anyhow::Error::from)?;
+    }
+    Ok(Json(decided))
+}
+
+/// The proposal `id`, or a 404.
+async fn open(service: &Service, id: i64) -> Result<Proposal, Problem> {
+    proposals::find(&service.pool, id)
+        .await?
+        .ok_or_else(Problem::not_found)
+}
