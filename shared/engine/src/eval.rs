@@ -384,6 +384,9 @@ pub struct Evaluation<'a> {
     pub exclusions_checked: Vec<ConditionTrace<'a>>,
     pub excluded_by: Vec<ExclusionRef<'a>>,
     pub gaps: Vec<Gap<'a>>,
+    /// Every gap is one the citizen can close (a document, an answer, a date to wait for):
+    /// such a partial match ranks above one that needs the citizen to be someone else.
+    pub all_gaps_closable: bool,
     pub needed_fields: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub benefit_estimate: Option<&'a BenefitEstimate>,
@@ -492,6 +495,7 @@ pub fn evaluate<'a>(
         conditions_evaluated,
         exclusions_checked,
         excluded_by,
+        all_gaps_closable: crate::gaps::all_closable(&gaps),
         gaps,
         needed_fields,
         benefit_estimate: rule.benefit_for(profile),

@@ -41,6 +41,44 @@ impl GapKind {
     }
 }
 
+/// Whether, and how, the citizen can close a gap (docs/semantics.md, "Gaps").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClosableBy {
+    /// Getting a document verified.
+    Document,
+    /// Telling us: the value is unknown.
+    Information,
+    /// Waiting: an age the citizen will reach (the gap's estimated date).
+    Waiting,
+    /// Nothing the citizen can do: the scheme is not for this case (a category, a limit, an
+    /// exclusion).
+    None,
+}
+
+impl ClosableBy {
+    /// The name as serialized (`closable_by` in evaluations, events and the API).
+    pub fn name(self) -> &'static str {
+        match self {
+            ClosableBy::Document => "document",
+            ClosableBy::Information => "information",
+            ClosableBy::Waiting => "waiting",
+            ClosableBy::None => "none",
+        }
+    }
+
+    pub fn by_citizen(self) -> bool {
+        self != ClosableBy::None
+    }
+}
+
+/// Whether the citizen can close every one of `gaps` (and there is at least one): a partial
+/// match that only needs a document, an answer or time, which outranks one that needs the
+/// citizen to be someone else.
+pub fn all_closable(gaps: &[Gap]) -> bool {
+    !gaps.is_empty() && gaps.iter().all(|g| g.closable_by.by_citizen())
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Gap<'a> {
     pub path: &'a str,
@@ -59,6 +97,7 @@ pub struct Gap<'a> {
     /// every evaluation date, so it is shown but is not part of the gaps [`fingerprint`].
     #[serde(skip)]
     pub estimate_counts_from_as_of: bool,
+    pub closable_by: ClosableBy,
     /// The leaf sits under a `NOT`: the requirement is that it does *not* hold.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub negated: bool,
@@ -183,6 +222,12 @@ fn describe<'a>(
         },
         estimated_eligibility_date: estimate.map(|e| e.date),
         estimate_counts_from_as_of: estimate.is_some_and(|e| e.counts_from_as_of),
+        closable_by: match (gap_kind, negated, estimate) {
+            (GapKind::MissingData, _, _) => ClosableBy::Information,
+            (GapKind::Document, false, _) => ClosableBy::Document,
+            (_, _, Some(_)) => ClosableBy::Waiting,
+            _ => ClosableBy::None,
+        },
         negated,
         label: leaf.label.as_deref(),
     }

@@ -1738,3 +1738,60 @@ fn any_one_of_several_documents_is_one_sentence_and_one_step() {
         json!([sentence, "Once these are met, apply at example.gov.in"])
     );
 }
+
+/// Gaps: each says whether the citizen can close it — a document to get verified, information
+/// to give, an age to wait for — or not (a category the scheme is not for), and an evaluation
+/// says whether all of its gaps can be closed.
+#[test]
+fn each_gap_says_whether_and_how_the_citizen_can_close_it() {
+    let r = rule(
+        r#"{operator: AND, conditions: [
+            {field: identity.age, operator: gte, value: 60},
+            {field: economic.bpl_status, operator: eq, value: true},
+            {field: identity.verified_documents, operator: contains, value: aadhaar},
+            {field: identity.social_category, operator: in, value: [sc, st]}]}"#,
+    );
+    let citizen = |category: &str| {
+        profile(
+            json!({"user_id": "u", "identity": {"age": 58, "verified_documents": ["voter_id"],
+            "social_category": category}}),
+        )
+    };
+    let e = eval_json(&r, &citizen("general"), AS_OF);
+    let closable: Vec<(&str, &str)> = e["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["field"].as_str().unwrap(),
+                g["closable_by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        closable,
+        [
+            ("identity.age", "waiting"),
+            ("economic.bpl_status", "information"),
+            ("identity.verified_documents", "document"),
+            ("identity.social_category", "none"),
+        ]
+    );
+    assert_eq!(e["all_gaps_closable"], false);
+    // Without the category gap, everything left is the citizen's to close.
+    let e = eval_json(&r, &citizen("sc"), AS_OF);
+    assert_eq!(e["gaps"].as_array().unwrap().len(), 3);
+    assert_eq!(e["all_gaps_closable"], true);
+    // An income above a limit is not closed by applying.
+    let limit = rule(
+        r#"{operator: AND, conditions: [{field: economic.annual_income, operator: lte, value: 100000}]}"#,
+    );
+    let e = eval_json(
+        &limit,
+        &profile(json!({"user_id": "u", "economic": {"annual_income": 250000}})),
+        AS_OF,
+    );
+    assert_eq!(e["gaps"][0]["closable_by"], "none");
+    assert_eq!(e["all_gaps_closable"], false);
+}

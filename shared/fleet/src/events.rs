@@ -107,6 +107,14 @@ pub struct GapSummary {
     pub gap_kind: String,
     pub description: String,
     pub estimated_eligibility_date: Option<String>,
+    /// `document`, `information`, `waiting` or `none` (engine `gaps::ClosableBy`); `none` in
+    /// records written before the field existed.
+    #[serde(default = "not_closable")]
+    pub closable_by: String,
+}
+
+fn not_closable() -> String {
+    "none".to_string()
 }
 
 /// `eligibility.partial_match`.
@@ -344,6 +352,7 @@ mod tests {
                     gap_kind: "threshold".into(),
                     description: "d".into(),
                     estimated_eligibility_date: Some("2028-01-15".into()),
+                    closable_by: "waiting".into(),
                 }],
                 evaluation_id: "id".into(),
                 input_hash: "h".into(),

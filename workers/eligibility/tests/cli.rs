@@ -93,14 +93,36 @@ fn evaluate_json_on_the_bundled_corpus() {
     assert_eq!(out["as_of"], "2025-01-15");
     assert!(out["not_applicable"].is_array());
     let results = out["results"].as_array().unwrap();
-    let ids: Vec<&str> = results
+    let mut ids: Vec<&str> = results
         .iter()
         .map(|r| r["scheme_id"].as_str().unwrap())
         .collect();
-    let mut sorted = ids.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    assert_eq!(ids, sorted, "results sorted by scheme_id, one per scheme");
+    // What the citizen can act on first: ELIGIBLE, partial matches whose gaps the citizen can
+    // all close, other partial matches (each by score, then scheme id), then the rest.
+    let rank = |r: &Value| {
+        let class = match (
+            r["verdict"].as_str().unwrap(),
+            r["all_gaps_closable"].as_bool().unwrap(),
+        ) {
+            ("ELIGIBLE", _) => 0,
+            ("PARTIAL_MATCH", true) => 1,
+            ("PARTIAL_MATCH", false) => 2,
+            _ => 3,
+        };
+        (
+            class,
+            std::cmp::Reverse(r["match_score"].as_u64().unwrap()),
+            r["scheme_id"].as_str().unwrap().to_string(),
+        )
+    };
+    let ranks: Vec<_> = results.iter().map(rank).collect();
+    assert!(
+        ranks.is_sorted(),
+        "results in order of what the citizen can act on: {ranks:?}"
+    );
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), results.len(), "one result per scheme");
     assert!(ids.len() > 1);
 
     // schemes/karnataka/old_age_pension.yaml: state eq karnataka, age gte 60 (62), bpl true,

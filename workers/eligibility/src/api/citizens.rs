@@ -64,6 +64,10 @@ pub struct SchemeResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub benefit: Option<Value>,
+    /// For a partial match: whether the citizen can close every gap (a document, an answer,
+    /// a date to wait for); such matches come first in `/partial-matches`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_gaps_closable: Option<bool>,
 }
 
 /// Every gap of a user's stored results, with what to do about it.
@@ -76,6 +80,8 @@ pub struct GapItem {
     pub description: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_eligibility_date: Option<String>,
+    /// `document`, `information`, `waiting` (the citizen can close it that way) or `none`.
+    pub closable_by: String,
     /// The scheme's next steps for this citizen.
     pub remediation: Vec<String>,
 }
@@ -160,6 +166,18 @@ fn results_of(user_id: &str, stored: &Stored) -> UserResults {
                 benefit: rule
                     .and_then(|r| r.benefit_for(&profile.profile))
                     .map(|b| serde_json::to_value(b).expect("serialisable")),
+                all_gaps_closable: rule
+                    .filter(|_| v.known.verdict == Verdict::PartialMatch)
+                    .map(|r| {
+                        let catalogue = &stored.book.catalogue;
+                        let (_, gaps) = engine::eval::outcome_with_gaps(
+                            catalogue,
+                            r,
+                            &profile.profile,
+                            v.as_of,
+                        );
+                        engine::gaps::all_closable(&gaps)
+                    }),
             }
         })
         .collect();
@@ -245,7 +263,7 @@ pub async fn all_results(
 
 #[utoipa::path(get, path = "/api/v1/eligibility/{user_id}/partial-matches", tag = "eligibility",
     params(("user_id" = String, Path, description = "The citizen's user id")),
-    responses((status = 200, body = Vec<SchemeResult>, description = "Partial matches, highest score first"),
+    responses((status = 200, body = Vec<SchemeResult>, description = "Partial matches: those whose every gap the citizen can close first, then highest score first"),
               (status = 401, body = ProblemBody), (status = 404, body = ProblemBody), (status = 429, body = ProblemBody)),
     security(("bearer" = [])))]
 pub async fn partial_matches(
@@ -263,9 +281,11 @@ pub async fn partial_matches(
         .into_iter()
         .filter(|r| r.verdict == Verdict::PartialMatch.name())
         .collect();
+    // What the citizen can act on first: every gap closable, then by score.
     partial.sort_by(|a, b| {
-        b.match_score
-            .cmp(&a.match_score)
+        b.all_gaps_closable
+            .cmp(&a.all_gaps_closable)
+            .then(b.match_score.cmp(&a.match_score))
             .then(a.scheme_id.cmp(&b.scheme_id))
     });
     Ok(Json(partial))
@@ -418,6 +438,7 @@ pub async fn gaps(
                 estimated_eligibility_date: gap["estimated_eligibility_date"]
                     .as_str()
                     .map(str::to_string),
+                closable_by: gap["closable_by"].as_str().unwrap_or("none").to_string(),
                 remediation: remediation.clone(),
             });
         }

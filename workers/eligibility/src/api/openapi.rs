@@ -82,7 +82,7 @@ mod tests {
         );
         assert!(doc["info"]["title"].is_string() && doc["info"]["version"].is_string());
         let routes = super::super::routes();
-        assert_eq!(routes.len(), 11);
+        assert_eq!(routes.len(), 14);
         for route in &routes {
             let method = route.method.as_str().to_lowercase();
             let operation = &doc["paths"][route.path][&method];

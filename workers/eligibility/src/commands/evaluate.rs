@@ -3,7 +3,7 @@
 use anyhow::{Result, anyhow, bail};
 use clap::ValueEnum;
 use engine::temporal::{Applicability, applicability};
-use engine::{Catalogue, Date, Evaluation, Profile, RuleSet, evaluate};
+use engine::{Catalogue, Date, Evaluation, Profile, RuleSet, Verdict, evaluate};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,6 +101,17 @@ pub fn evaluate_citizen<'a>(
             }),
         }
     }
+    // What the citizen can act on first: ELIGIBLE, then partial matches whose every gap the
+    // citizen can close, then the other partial matches, each by score; then the rest.
+    output.results.sort_by_key(|e| {
+        let rank = match (e.verdict, e.all_gaps_closable) {
+            (Verdict::Eligible, _) => 0,
+            (Verdict::PartialMatch, true) => 1,
+            (Verdict::PartialMatch, false) => 2,
+            _ => 3,
+        };
+        (rank, std::cmp::Reverse(e.match_score))
+    });
     Ok(output)
 }
 

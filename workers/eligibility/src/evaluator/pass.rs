@@ -183,6 +183,7 @@ pub fn gap_summaries(gaps: &[engine::gaps::Gap]) -> Vec<GapSummary> {
             gap_kind: g.gap_kind.name().to_string(),
             description: g.gap_description.to_string(),
             estimated_eligibility_date: g.estimated_eligibility_date.map(|d| d.to_string()),
+            closable_by: g.closable_by.name().to_string(),
         })
         .collect()
 }
