@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README, `.ci/run`): formatting, lints, the local stack
 # (scripts/stack.sh: PostgreSQL, Redis, the Kafka-protocol broker, the schema registry, topics),
-# every Rust test (the end-to-end ones talk to that stack), and the deployment checks (helm,
-# kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics).
+# every Rust test (the end-to-end ones talk to that stack), the deployment checks (helm,
+# kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics), and
+# a fuzzing smoke (scripts/fuzz.sh: each cargo-fuzz target for 30 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,3 +24,5 @@ echo "== deployment checks"
 # promises for it).
 scripts/check-deploy.sh --metrics target/e2e-evaluator-metrics.txt --metrics target/e2e-explainer-metrics.txt \
   --metrics target/e2e-api-metrics.txt
+echo "== fuzzing smoke"
+scripts/fuzz.sh smoke 30
