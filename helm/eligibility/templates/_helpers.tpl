@@ -196,6 +196,9 @@ so that `helm template` and `helm install` stop with a clear message.
 {{- fail "gpuBatch.inputTopics must equal evaluator.inputTopics: the group's assignor lines partitions up only across identical subscriptions (docs/fleet.md, Ownership)" -}}
 {{- end -}}
 {{- end -}}
+{{- if and .Values.retention.enabled (not .Values.retention.persistentVolumeClaim) -}}
+{{- fail "retention.persistentVolumeClaim is required with retention.enabled: the exported audit months must outlive the pod that writes them (docs/fleet.md, Retention)" -}}
+{{- end -}}
 {{- range $key := list "evaluator" "explainer" "gpuBatch" -}}
 {{- $pool := index $.Values $key -}}
 {{- if and $pool.enabled $pool.autoscaling.enabled (gt (int $pool.autoscaling.minReplicas) (int $pool.autoscaling.maxReplicas)) -}}
