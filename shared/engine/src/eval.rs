@@ -224,6 +224,30 @@ pub(crate) fn from_profile(profile: &Profile) -> impl Fn(&Leaf) -> Truth + '_ {
     |leaf: &Leaf| leaf_truth(leaf, profile.get(leaf.field))
 }
 
+/// Whether the rule gives ELIGIBLE when every leaf on an absent field comes out the way its path
+/// needs (true, or false under an odd number of `NOT`s; an exclusion holds). Kleene logic is
+/// monotone, so this is the best the answers can do; as for `needed_fields`, leaves of one field
+/// are taken as independent, which errs towards "could".
+fn eligible_at_best(rule: &Rule, profile: &Profile) -> bool {
+    fn negated(node: &Node, odd: bool, out: &mut Vec<*const Leaf>) {
+        match node {
+            Node::Leaf(leaf) if odd => out.push(leaf),
+            Node::Leaf(_) => {}
+            Node::Group(group) => {
+                let odd = odd ^ (group.op == crate::rule::GroupOp::Not);
+                group.children.iter().for_each(|c| negated(c, odd, out));
+            }
+        }
+    }
+    let mut under_not = Vec::new();
+    negated(&rule.eligibility, false, &mut under_not);
+    let best = decide(rule, &mut |leaf: &Leaf| match profile.get(leaf.field) {
+        Some(value) => leaf_truth(leaf, Some(value)),
+        None => Truth::from_bool(!under_not.contains(&(leaf as *const Leaf))),
+    });
+    best.verdict == Verdict::Eligible
+}
+
 /// More leaves than this on one unknown field are not enumerated: the field is reported as needed.
 const MAX_ENUMERATED_LEAVES: usize = 8;
 
@@ -388,6 +412,9 @@ pub struct Evaluation<'a> {
     /// such a partial match ranks above one that needs the citizen to be someone else.
     pub all_gaps_closable: bool,
     pub needed_fields: Vec<&'a str>,
+    /// Not ELIGIBLE yet, but answers to `needed_fields` could make it so: "we need to know",
+    /// not "not eligible".
+    pub could_become_eligible: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub benefit_estimate: Option<&'a BenefitEstimate>,
     pub next_steps: Vec<NextStep<'a>>,
@@ -479,6 +506,9 @@ pub fn evaluate<'a>(
         Vec::new()
     };
 
+    let could_become_eligible = verdict != Verdict::Eligible
+        && !needed_fields.is_empty()
+        && eligible_at_best(rule, profile);
     let next_steps = next_steps(rule, verdict, &gaps, &needed_fields);
     Ok(Evaluation {
         evaluation_id: evaluation_id(rule, &profile.input_snapshot_hash, as_of),
@@ -498,6 +528,7 @@ pub fn evaluate<'a>(
         all_gaps_closable: crate::gaps::all_closable(&gaps),
         gaps,
         needed_fields,
+        could_become_eligible,
         benefit_estimate: rule.benefit_for(profile),
         next_steps,
         audit: Audit {

@@ -263,6 +263,33 @@ proptest! {
     }
 
     #[test]
+    fn a_verdict_that_cannot_become_eligible_stays_so_whatever_the_answers(rules in rules(4), doc in profile_doc(), donors in prop::collection::vec(profile_doc(), 1..6), as_of in as_of()) {
+        // docs/semantics.md, Evaluation 7: `could_become_eligible` false means no answer to the
+        // unknown fields makes the rule ELIGIBLE. Every unknown field the rule reads is filled
+        // from a donor (all at once), and the verdict must still not be ELIGIBLE.
+        let profile = Profile::from_json(&CATALOGUE, &doc, "profile").unwrap();
+        for rule in &rules {
+            let Ok(before) = evaluate(&CATALOGUE, rule, &profile, as_of) else { continue };
+            if before.verdict == engine::Verdict::Eligible || before.could_become_eligible {
+                continue;
+            }
+            for donor in &donors {
+                let mut filled = doc.clone();
+                for field in rule.fields_read() {
+                    let name = CATALOGUE.field(field).name.as_str();
+                    let (group, key) = name.split_once('.').expect("catalogue names are group.key");
+                    if profile.get(field).is_none() && let Some(value) = donor.get(group).and_then(|g| g.get(key)) {
+                        filled[group][key] = value.clone();
+                    }
+                }
+                let filled = Profile::from_json(&CATALOGUE, &filled, "filled").unwrap();
+                let after = evaluate(&CATALOGUE, rule, &filled, as_of).unwrap();
+                prop_assert_ne!(after.verdict, engine::Verdict::Eligible, "answers made {} ELIGIBLE though it could not become so", rule.rule_id);
+            }
+        }
+    }
+
+    #[test]
     fn hashes_ignore_key_order(doc in rule_doc(1), profile in profile_doc()) {
         let reversed = |v: &Json| -> Json {
             fn rev(v: &Json) -> Json {

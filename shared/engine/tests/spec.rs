@@ -1795,3 +1795,38 @@ fn each_gap_says_whether_and_how_the_citizen_can_close_it() {
     assert_eq!(e["gaps"][0]["closable_by"], "none");
     assert_eq!(e["all_gaps_closable"], false);
 }
+
+/// Needed fields: a verdict that answers could still turn ELIGIBLE says so
+/// (`could_become_eligible`), distinct from one no answer can change.
+#[test]
+fn a_verdict_says_whether_answers_could_still_make_it_eligible() {
+    let r = rule(
+        r#"{operator: AND, conditions: [
+            {field: identity.age, operator: gte, value: 60},
+            {field: economic.bpl_status, operator: eq, value: true},
+            {operator: NOT, conditions: [{field: economic.is_government_employee, operator: eq, value: true}]}]}"#,
+    );
+    // 62, the rest unknown: 1 of 3, NOT_ELIGIBLE, but BPL yes and not an employee would do.
+    let e = eval_json(
+        &r,
+        &profile(json!({"user_id": "u", "identity": {"age": 62}})),
+        AS_OF,
+    );
+    assert_eq!(e["verdict"], "NOT_ELIGIBLE");
+    assert_eq!(e["could_become_eligible"], true);
+    // 50: the age condition is known to fail, so no answer makes it ELIGIBLE.
+    let e = eval_json(
+        &r,
+        &profile(json!({"user_id": "u", "identity": {"age": 50}})),
+        AS_OF,
+    );
+    assert_eq!(e["could_become_eligible"], false);
+    // Everything known: nothing to answer.
+    let known = json!({"user_id": "u", "identity": {"age": 62},
+        "economic": {"bpl_status": false, "is_government_employee": false}});
+    let e = eval_json(&r, &profile(known), AS_OF);
+    assert_eq!(
+        (e["verdict"].as_str(), e["could_become_eligible"].as_bool()),
+        (Some("PARTIAL_MATCH"), Some(false))
+    );
+}

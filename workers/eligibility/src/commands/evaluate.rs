@@ -167,11 +167,11 @@ fn print_table(output: &Output<'_>) {
         "SCHEME", "VERDICT", "SCORE", "MATCHED"
     );
     for e in &output.results {
-        let next = e
-            .next_steps
-            .first()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        // Answers could still make it ELIGIBLE: say so before the first question.
+        let next = match (e.could_become_eligible, e.next_steps.first()) {
+            (true, Some(step)) => format!("We need to know more: {step}"),
+            (_, step) => step.map(ToString::to_string).unwrap_or_default(),
+        };
         println!(
             "{:<44} {:<14} {:>5} {:>7}  {}",
             truncate(e.scheme_id, 44),
