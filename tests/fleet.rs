@@ -30,16 +30,19 @@ fn expected_evaluations(
     let rules = RuleSet::bundled(&catalogue).unwrap();
     let as_of = Date::parse(AS_OF).unwrap();
     let parsed = Profile::from_json(&catalogue, profile, "test").unwrap();
-    let before = previous.map(|p| Profile::from_json(&catalogue, p, "test").unwrap());
+    let before = previous.map(|p| {
+        let before = Profile::from_json(&catalogue, p, "test").unwrap();
+        let change = ProfileChange::new(&catalogue, before.changed_fields(&parsed));
+        (before, change)
+    });
     let state = profile["demographics"]["state"].as_str();
     RuleSet::for_state(rules.in_effect(as_of), state)
         .into_iter()
         .filter(|r| match &before {
             None => true,
-            Some(before) => {
-                let change = ProfileChange::new(&catalogue, before.changed_fields(&parsed));
+            Some((before, change)) => {
                 r.fields_read().iter().any(|f| change.fields.contains(f))
-                    && !outcome_unchanged(&catalogue, r, before, &parsed, &change, as_of)
+                    && !outcome_unchanged(&catalogue, r, before, &parsed, change, as_of)
             }
         })
         .filter(|r| engine::evaluate(&catalogue, r, &parsed, as_of).is_ok())

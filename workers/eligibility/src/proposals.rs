@@ -130,21 +130,19 @@ pub async fn find(pool: &Pool, id: i64) -> anyhow::Result<Option<Proposal>> {
 }
 
 /// The proposal's population diff against every stored citizen the scheme covers, with the
-/// rules in effect on `as_of`: attached to the proposal, and returned with its
-/// `rule.simulation.completed` event (for the caller to publish).
+/// stored rules (`current`, which the caller has loaded) in effect on `as_of`: attached to the
+/// proposal, and returned with its `rule.simulation.completed` event (for the caller to publish).
 pub async fn simulate(
     pool: &Pool,
     catalogue: &Catalogue,
+    current: &RuleSet,
     id: i64,
     rule: &Rule,
     as_of: Date,
     engine: &kernels::engine_select::Engine,
 ) -> anyhow::Result<(Value, RuleSimulationCompleted)> {
-    let current = crate::evaluator::rules_store::load(pool, catalogue)
-        .await?
-        .rules;
-    let proposed = simulate::with_proposals(&current, vec![rule.clone()]);
-    let simulation = simulate::Simulation::new(catalogue, &current, &proposed, as_of);
+    let proposed = simulate::with_proposals(current, vec![rule.clone()]);
+    let simulation = simulate::Simulation::new(catalogue, current, &proposed, as_of);
     let mut diff = simulation.diff();
     let state = (!rule.is_central()).then_some(rule.state.as_str());
     simulation

@@ -77,8 +77,16 @@ pub async fn propose(
     )
     .await?;
     let engine = simulation_engine()?;
-    let (_, event) =
-        proposals::simulate(&service.pool, &book.catalogue, id, &rule, as_of, &engine).await?;
+    let (_, event) = proposals::simulate(
+        &service.pool,
+        &book.catalogue,
+        &stored,
+        id,
+        &rule,
+        as_of,
+        &engine,
+    )
+    .await?;
     let record = proposals::encode_simulation(&service.codec, &event).await?;
     fleet::kafka::send_all(&service.producer, &[record])
         .await

@@ -150,10 +150,16 @@ pub fn parse_as_of(text: Option<&str>) -> Result<Date> {
 
 /// Today's date (UTC): the default `as_of` of the commands and the API.
 pub fn today() -> Date {
+    today_at_offset(0)
+}
+
+/// Today's date `offset_seconds` east of UTC.
+pub fn today_at_offset(offset_seconds: i64) -> Date {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Date::from_day_number((seconds / 86_400) as i64).expect("today is a valid date")
+        .map_or(0, |d| d.as_secs() as i64);
+    Date::from_day_number((seconds + offset_seconds).div_euclid(86_400))
+        .expect("today is a valid date")
 }
 
 fn print_table(output: &Output<'_>) {

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use engine::Catalogue;
 use fleet::config::{DatabaseArgs, WorkerArgs};
 
-use crate::commands::services::runtime;
+use crate::commands::services::{migrated_pool, publisher, runtime};
 use crate::proposals;
 
 #[derive(clap::Args)]
@@ -60,16 +60,14 @@ pub fn propose(catalogue: &Catalogue, args: ProposeArgs) -> Result<ExitCode> {
     let as_of = crate::commands::evaluate::parse_as_of(args.as_of.as_deref())?;
     let config = args.worker.config()?;
     runtime()?.block_on(async {
-        let pool = fleet::postgres::pool_with_ca(
-            &config.database_url,
-            config.database_ca_file.as_deref(),
-            2,
-        )?;
-        fleet::postgres::migrate(&pool).await?;
+        let pool = migrated_pool(&config, 2).await?;
         let id = proposals::propose(&pool, &rule, &text, &args.by, args.reason.as_deref()).await?;
+        let current = crate::evaluator::rules_store::load(&pool, catalogue)
+            .await?
+            .rules;
         let engine = proposals::simulation_engine()?;
         let (diff, event) =
-            proposals::simulate(&pool, catalogue, id, &rule, as_of, &engine).await?;
+            proposals::simulate(&pool, catalogue, &current, id, &rule, as_of, &engine).await?;
         publish_simulation(&config, &event).await?;
         println!(
             "proposal {id}: {} version {} of {} by {}",
@@ -86,27 +84,24 @@ pub fn propose(catalogue: &Catalogue, args: ProposeArgs) -> Result<ExitCode> {
 pub fn decide(catalogue: &Catalogue, args: DecideArgs, approve: bool) -> Result<ExitCode> {
     let config = args.worker.config()?;
     runtime()?.block_on(async {
-        let topics = [fleet::topics::POLICY_RULES_UPDATED.to_string()];
-        let pool = fleet::postgres::pool_with_ca(
-            &config.database_url,
-            config.database_ca_file.as_deref(),
-            2,
-        )?;
-        fleet::postgres::migrate(&pool).await?;
+        let pool = migrated_pool(&config, 2).await?;
         let open = proposals::get(&pool, args.id).await?;
         if approve && open.simulation.is_none() && open.status == "proposed" {
             let rule = engine::load::parse_rule_yaml(catalogue, &open.rule_yaml, "proposal")
                 .map_err(|p| anyhow::anyhow!("stored proposal {} does not load: {p:?}", args.id))?;
             let today = crate::commands::evaluate::today();
+            let current = crate::evaluator::rules_store::load(&pool, catalogue)
+                .await?
+                .rules;
             let engine = proposals::simulation_engine()?;
             let (_, event) =
-                proposals::simulate(&pool, catalogue, args.id, &rule, today, &engine).await?;
+                proposals::simulate(&pool, catalogue, &current, args.id, &rule, today, &engine)
+                    .await?;
             publish_simulation(&config, &event).await?;
         }
         let decided = proposals::decide(&pool, args.id, &args.by, &args.reason, approve).await?;
         if approve {
-            let codec = fleet::avro::Codec::new(&config.schema_registry_url, &topics);
-            let producer = fleet::kafka::producer(&config.kafka)?;
+            let (codec, producer) = publisher(&config, &[fleet::topics::POLICY_RULES_UPDATED])?;
             let record =
                 proposals::approved_record(&codec, &decided, &args.by, &args.reason).await?;
             fleet::kafka::send_all(&producer, &[record]).await?;
@@ -122,9 +117,7 @@ async fn publish_simulation(
     config: &fleet::config::Config,
     event: &fleet::events::RuleSimulationCompleted,
 ) -> Result<()> {
-    let topics = [fleet::topics::RULE_SIMULATION_COMPLETED.to_string()];
-    let codec = fleet::avro::Codec::new(&config.schema_registry_url, &topics);
-    let producer = fleet::kafka::producer(&config.kafka)?;
+    let (codec, producer) = publisher(config, &[fleet::topics::RULE_SIMULATION_COMPLETED])?;
     let record = proposals::encode_simulation(&codec, event).await?;
     fleet::kafka::send_all(&producer, &[record]).await?;
     Ok(())

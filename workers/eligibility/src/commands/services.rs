@@ -19,6 +19,33 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// A one-shot command's PostgreSQL pool, the schema brought up to date first.
+pub(crate) async fn migrated_pool(
+    config: &fleet::config::Config,
+    size: usize,
+) -> Result<deadpool_postgres::Pool> {
+    let pool = fleet::postgres::pool_with_ca(
+        &config.database_url,
+        config.database_ca_file.as_deref(),
+        size,
+    )?;
+    fleet::postgres::migrate(&pool).await?;
+    Ok(pool)
+}
+
+/// A one-shot command's codec for `topics` and producer: what publishes a few records and
+/// waits for their acknowledgement.
+pub(crate) fn publisher(
+    config: &fleet::config::Config,
+    topics: &[&str],
+) -> Result<(fleet::avro::Codec, rdkafka::producer::FutureProducer)> {
+    let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
+    Ok((
+        fleet::avro::Codec::new(&config.schema_registry_url, &topics),
+        fleet::kafka::producer(&config.kafka)?,
+    ))
+}
+
 /// Warns of `ELIGIBILITY_*` variables that neither the worker arguments nor `also_known` (the
 /// subcommand's own) read.
 pub(crate) fn warn_unknown(also_known: &[String]) {

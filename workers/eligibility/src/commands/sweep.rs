@@ -17,8 +17,8 @@ use fleet::events::DeadlineApproaching;
 use fleet::kafka::Outgoing;
 use fleet::topics::SCHEME_DEADLINE_APPROACHING;
 
-use crate::commands::evaluate::parse_as_of;
-use crate::commands::services::runtime;
+use crate::commands::evaluate::{parse_as_of, today_at_offset};
+use crate::commands::services::{migrated_pool, publisher, runtime};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -44,12 +44,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let config = args.worker.config()?;
     runtime()?.block_on(async {
-        let pool = fleet::postgres::pool_with_ca(
-            &config.database_url,
-            config.database_ca_file.as_deref(),
-            2,
-        )?;
-        fleet::postgres::migrate(&pool).await?;
+        let pool = migrated_pool(&config, 2).await?;
         let rules = crate::evaluator::rules_store::load(&pool, &catalogue)
             .await?
             .rules;
@@ -88,9 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             );
             return anyhow::Ok(());
         }
-        let topics = [SCHEME_DEADLINE_APPROACHING.to_string()];
-        let codec = fleet::avro::Codec::new(&config.schema_registry_url, &topics);
-        let producer = fleet::kafka::producer(&config.kafka)?;
+        let (codec, producer) = publisher(&config, &[SCHEME_DEADLINE_APPROACHING])?;
         let mut records = Vec::with_capacity(due.len());
         for scheme in &due {
             records.push(record(&codec, scheme, day).await?);
@@ -122,11 +115,7 @@ fn today_at(offset: &str) -> Result<Date> {
     if hours > 14 || minutes > 59 {
         return Err(bad());
     }
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-        + sign * (hours * 3600 + minutes * 60);
-    Date::from_day_number(seconds.div_euclid(86_400)).ok_or_else(bad)
+    Ok(today_at_offset(sign * (hours * 3600 + minutes * 60)))
 }
 
 /// "v1 -> v2", "- -> v1", "v3 -> v3".

@@ -6,7 +6,7 @@
 //! No I/O: the caller loads the user's state before and writes the output after, so a pass
 //! over the same state and input always gives the same output.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -203,25 +203,8 @@ pub fn run(
     let state = state_of(book, &inputs.profile);
     let previous_state = user.profile.as_ref().and_then(|p| p.state.clone());
     let candidates = book.candidates(state.as_deref(), as_of);
-    let (needed, held) = plan(book, user, &inputs, &candidates, as_of);
-    // Schemes the user held a verdict for that no longer apply: expired, or another state's.
-    // Each candidate is a different scheme, so when every stored verdict is a candidate's
-    // (the usual pass), none is gone.
+    let (needed, gone) = plan(book, user, &inputs, &candidates, as_of);
     let moved = previous_state.is_some() && previous_state != state;
-    let gone: Vec<Arc<str>> = if user.verdicts.len() == held {
-        Vec::new()
-    } else {
-        let evaluated: HashSet<&str> = candidates
-            .indices
-            .iter()
-            .map(|&index| book.rule(index).scheme_id.as_str())
-            .collect();
-        user.verdicts
-            .keys()
-            .filter(|s| !evaluated.contains(&***s))
-            .cloned()
-            .collect()
-    };
     let input_hash = inputs.profile.input_snapshot_hash.clone();
     let pass = Pass {
         book,
@@ -339,15 +322,15 @@ impl<'a> Inputs<'a> {
 /// The rules to re-evaluate among `candidates`, and why: a rule new to the user or in a new
 /// version, one reading a changed field (unless none of its conditions on the changed fields
 /// moved: `engine::deps::outcome_unchanged`), one of a re-evaluation's schemes, or one whose
-/// applicability moved with the date. Also how many candidates the user holds a
-/// verdict for.
+/// applicability moved with the date. Also the schemes the user holds a verdict for that are
+/// no candidate's: expired, or another state's.
 fn plan(
     book: &RuleBook,
     user: &UserState,
     inputs: &Inputs,
     candidates: &Candidates,
     as_of: Date,
-) -> (Vec<(usize, Cause)>, usize) {
+) -> (Vec<(usize, Cause)>, Vec<Arc<str>>) {
     let changed_fields: Vec<usize> = match (&user.profile, inputs.only) {
         (_, Some(_)) => Vec::new(),
         (Some(stored), None) if !inputs.full => inputs.profile.changed_fields(&stored.profile),
@@ -355,8 +338,7 @@ fn plan(
     };
     let reading = book.reading(&changed_fields);
     let change = engine::deps::ProfileChange::new(&book.catalogue, changed_fields);
-    let stored_verdicts = pair_with_stored(book, candidates, &user.verdicts);
-    let held = stored_verdicts.iter().flatten().count();
+    let (stored_verdicts, gone) = pair_with_stored(book, candidates, &user.verdicts);
     let mut needed = Vec::new();
     for (&index, stored) in candidates.indices.iter().zip(stored_verdicts) {
         let rule = book.rule(index);
@@ -401,26 +383,30 @@ fn plan(
             needed.push((index, cause));
         }
     }
-    (needed, held)
+    (needed, gone)
 }
 
-/// Each candidate's stored verdict, if any: one walk over the candidates and the verdicts,
-/// both in scheme id order.
+/// Each candidate's stored verdict, if any, and the stored verdicts of schemes that are no
+/// candidate's: one walk over the candidates and the verdicts, both in scheme id order.
 fn pair_with_stored<'a>(
     book: &RuleBook,
     candidates: &Candidates,
     verdicts: &'a BTreeMap<Arc<str>, StoredVerdict>,
-) -> Vec<Option<&'a StoredVerdict>> {
+) -> (Vec<Option<&'a StoredVerdict>>, Vec<Arc<str>>) {
     let mut paired = vec![None; candidates.indices.len()];
+    let mut gone = Vec::new();
     let mut stored = verdicts.iter().peekable();
     for &at in &candidates.by_scheme {
         let scheme = book.rule(candidates.indices[at]).scheme_id.as_str();
-        while stored.next_if(|(held, _)| &***held < scheme).is_some() {}
+        while let Some((held, _)) = stored.next_if(|(held, _)| &***held < scheme) {
+            gone.push(held.clone());
+        }
         if let Some((_, verdict)) = stored.next_if(|(held, _)| &***held == scheme) {
             paired[at] = Some(verdict);
         }
     }
-    paired
+    gone.extend(stored.map(|(held, _)| held.clone()));
+    (paired, gone)
 }
 
 /// What every rule of one pass shares.

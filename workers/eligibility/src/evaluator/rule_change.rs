@@ -134,9 +134,16 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
         )
         .await?;
         let engine = crate::proposals::simulation_engine()?;
-        let (_, event) =
-            crate::proposals::simulate(&pipeline.pool, catalogue, id, &rule, as_of, &engine)
-                .await?;
+        let (_, event) = crate::proposals::simulate(
+            &pipeline.pool,
+            catalogue,
+            &stored,
+            id,
+            &rule,
+            as_of,
+            &engine,
+        )
+        .await?;
         tracing::info!(proposal = id, rule_id = %rule.rule_id, scheme = %rule.scheme_id,
             gained = event.gained, lost = event.lost,
             "rule version stored as a proposal with its population diff: it goes live once approved (eligibility rules approve)");
