@@ -36,11 +36,19 @@ pub trait Stage {
         assigned: Option<&[(String, i32)]>,
     ) -> impl std::future::Future<Output = anyhow::Result<()>>;
 
-    /// One micro-batch, processed and committed; returns the offsets now in PostgreSQL.
+    /// One micro-batch; returns the offsets now in PostgreSQL. A stage may leave the batch's
+    /// publishing and commit running while the loop polls the next one (then the offsets
+    /// returned are an earlier batch's).
     fn process(
         &mut self,
         records: Vec<Record>,
     ) -> impl std::future::Future<Output = anyhow::Result<Offsets>>;
+
+    /// Finishes the work `process` left running; returns its offsets. The loop calls it when
+    /// the stream is idle, before a rebalance's upkeep and before stopping.
+    fn settle(&mut self) -> impl std::future::Future<Output = anyhow::Result<Offsets>> {
+        async { Ok(Offsets::new()) }
+    }
 }
 
 /// What the loop reads and reports beside the stage.
@@ -70,7 +78,10 @@ impl Loop<'_> {
             .await;
             let records = match polled.context("consuming")? {
                 Polled::Records(records) => Some(records),
-                Polled::Shutdown => break,
+                Polled::Shutdown => {
+                    self.settle(stage).await?;
+                    break;
+                }
                 Polled::Idle => None,
             };
             let (current, partitions) = {
@@ -80,6 +91,9 @@ impl Loop<'_> {
             let due = upkept.is_none_or(|at| at.elapsed() >= UPKEEP_EVERY);
             if records.is_none() || current != generation || due {
                 let rebalanced = current != generation;
+                if records.is_none() || rebalanced {
+                    self.settle(stage).await?;
+                }
                 stage
                     .upkeep(rebalanced.then_some(partitions.as_slice()))
                     .await?;
@@ -100,6 +114,12 @@ impl Loop<'_> {
             crate::offsets::mirror_to_kafka(self.consumer, &committed);
         }
         tracing::info!("{} stopped cleanly", self.name);
+        Ok(())
+    }
+
+    async fn settle(&self, stage: &mut impl Stage) -> anyhow::Result<()> {
+        let committed = stage.settle().await?;
+        crate::offsets::mirror_to_kafka(self.consumer, &committed);
         Ok(())
     }
 }

@@ -159,6 +159,7 @@ async fn replay(config: Config, args: Args) -> Result<()> {
             last_line = Instant::now();
         }
     }
+    batch::settle(&mut pipeline).await?;
     let s = &pipeline.stats;
     eprintln!(
         "\nreplay done in {:.1}s: {} records, {} dead-lettered, {} evaluations written, {} events published",

@@ -1,7 +1,9 @@
 //! One micro-batch end to end: skip what PostgreSQL says is done, decode and validate (bad
-//! records become dead letters), run each user's pass, publish, commit, cache.
+//! records become dead letters), run each user's pass, then publish, commit, cache — that
+//! tail as a task of its own, overlapping the next batch ([`super::in_flight`]).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use engine::{Date, Profile};
@@ -14,15 +16,18 @@ use fleet::offsets::Offsets;
 use fleet::retry::batch_with_retries;
 use fleet::topics::*;
 use serde_json::Value as Json;
+use tokio::sync::oneshot;
 
 use super::Pipeline;
 use super::audit::PassAudit;
+use super::in_flight::{self, ChangedUsers, Committed};
 use super::pass::{self, OutEvent, Trigger, UserState};
 use super::rulebook::RuleBook;
-use super::sink;
+use super::sink::{self, Sink};
 use super::store::{self, BatchWrite};
 
-/// Processes `records`; returns the next offsets now committed in PostgreSQL.
+/// Processes `records`; returns the next offsets now committed in PostgreSQL — those of
+/// the previous profile batch when this one's are still in flight ([`settle`] collects them).
 pub async fn process(pipeline: &mut Pipeline, records: Vec<Record>) -> anyhow::Result<Offsets> {
     let done = pipeline.offsets.lock().expect("not poisoned").clone();
     let fresh: Vec<Record> = records
@@ -41,16 +46,33 @@ pub async fn process(pipeline: &mut Pipeline, records: Vec<Record>) -> anyhow::R
     if !profiles.is_empty() {
         committed.extend(process_profiles(pipeline, profiles).await?);
     }
-    for record in others {
-        pipeline.refresh_rules().await?;
-        committed.extend(super::rule_change::process(pipeline, record).await?);
+    if !others.is_empty() {
+        // A rule change reads its users from PostgreSQL: every profile before it is committed.
+        committed.extend(settle(pipeline).await?);
+        for record in others {
+            pipeline.refresh_rules().await?;
+            let offsets = super::rule_change::process(pipeline, record).await?;
+            remember(pipeline, &offsets);
+            committed.extend(offsets);
+        }
     }
+    Ok(committed)
+}
+
+/// Waits for every batch in flight to be published and committed; returns their offsets.
+pub async fn settle(pipeline: &mut Pipeline) -> anyhow::Result<Offsets> {
+    let offsets = pipeline.in_flight.settle().await?;
+    remember(pipeline, &offsets);
+    Ok(offsets)
+}
+
+/// Records committed offsets, so that a record seen again after them is skipped.
+fn remember(pipeline: &Pipeline, committed: &Offsets) {
     pipeline
         .offsets
         .lock()
         .expect("not poisoned")
         .extend(committed.clone());
-    Ok(committed)
 }
 
 /// A validated profile update.
@@ -89,7 +111,10 @@ fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Resu
     })
 }
 
-async fn process_profiles(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::Result<Offsets> {
+async fn process_profiles(
+    pipeline: &mut Pipeline,
+    records: Vec<Record>,
+) -> anyhow::Result<Offsets> {
     let mut next = Offsets::new();
     let mut work = Vec::new();
     let mut forwards = Vec::new();
@@ -115,60 +140,119 @@ async fn process_profiles(pipeline: &Pipeline, records: Vec<Record>) -> anyhow::
             Err(r) => rejected.push(r),
         }
     }
-    let (users, audit, events) = batch_with_retries(records.len(), || {
-        attempt(pipeline, &work, &forwards, &rejected, &next)
-    })
-    .await?;
-    sink::after_commit(pipeline, &users, &records, &rejected, &audit, &events).await;
-    if !forwards.is_empty() {
-        metrics::counter!(m::RECORDS_ROUTED, "kind" => "forwarded")
-            .increment(forwards.len() as u64);
-    }
-    Ok(next)
+    let (states, audit, events) =
+        batch_with_retries(records.len(), || evaluate(pipeline, &work)).await?;
+    let completed = pipeline.in_flight.make_room().await?;
+    remember(pipeline, &completed);
+    let users: ChangedUsers = Arc::new(
+        states
+            .into_iter()
+            .filter(|(_, u)| u.profile_touched || !u.touched.is_empty())
+            .collect(),
+    );
+    let tail = Tail {
+        sink: pipeline.sink(),
+        records,
+        users: users.clone(),
+        audit,
+        events,
+        forwards,
+        rejected,
+        next,
+    };
+    pipeline
+        .in_flight
+        .start(users, |after, done| tail.run(after, done));
+    Ok(completed)
 }
 
-type Attempt = (Vec<(String, UserState)>, Vec<PassAudit>, Vec<OutEvent>);
+type Evaluated = (HashMap<String, UserState>, Vec<PassAudit>, Vec<OutEvent>);
 
-/// Load, evaluate, publish, commit. Deterministic given the stored state, so a retry (or a
-/// replay after a crash) does the same thing again.
-async fn attempt(
-    pipeline: &Pipeline,
-    work: &[Work],
-    forwards: &[Outgoing],
-    rejected: &[Rejected],
-    next: &Offsets,
-) -> Result<Attempt, IoError> {
-    let mut ids: Vec<String> = work.iter().map(|w| w.user_id.clone()).collect();
+/// Loads the batch's users (those a batch in flight changed from it, the rest from
+/// PostgreSQL) and runs their passes. Pure given what it loads, so a retry does the same.
+async fn evaluate(pipeline: &Pipeline, work: &[Work]) -> Result<Evaluated, IoError> {
+    let mut states: HashMap<String, UserState> = HashMap::new();
+    let mut ids: Vec<String> = Vec::new();
+    let carried = pipeline.in_flight.users();
+    for w in work {
+        match carried.get(w.user_id.as_str()) {
+            Some(state) => {
+                states.insert(w.user_id.clone(), state.carried_over());
+            }
+            None => ids.push(w.user_id.clone()),
+        }
+    }
     ids.sort_unstable();
     ids.dedup();
-    let mut states = store::load_users(&pipeline.pool, &pipeline.book, &ids).await?;
+    states.extend(store::load_users(&pipeline.pool, &pipeline.book, &ids).await?);
     let started = Instant::now();
     let (audit, events) = run_passes(&pipeline.book, work, &mut states);
     metrics::histogram!(m::EVALUATION_DURATION, "engine" => "scalar")
         .record(started.elapsed().as_secs_f64());
-    let mut extra = Vec::with_capacity(rejected.len() + forwards.len());
-    for r in rejected {
-        extra.push(r.encode(&pipeline.codec).await?);
+    Ok((states, audit, events))
+}
+
+/// What is left of a batch once evaluated: publish, commit, cache, count.
+struct Tail {
+    sink: Sink,
+    records: Vec<Record>,
+    users: ChangedUsers,
+    audit: Vec<PassAudit>,
+    events: Vec<OutEvent>,
+    forwards: Vec<Outgoing>,
+    rejected: Vec<Rejected>,
+    next: Offsets,
+}
+
+impl Tail {
+    /// Publishes at once; commits and writes the cache after the previous batch did.
+    async fn run(
+        self,
+        previous: Option<Committed>,
+        done: oneshot::Sender<()>,
+    ) -> anyhow::Result<Offsets> {
+        let Tail {
+            sink,
+            records,
+            users,
+            audit,
+            events,
+            forwards,
+            rejected,
+            next,
+        } = self;
+        // Every record's partition: its offset is committed, and its user (if evaluated) is
+        // owned by it.
+        let mut partitions: Vec<i32> = next.keys().map(|&(_, p)| p).collect();
+        partitions.sort_unstable();
+        partitions.dedup();
+        let write = BatchWrite {
+            audit,
+            users: users.iter().map(|(id, u)| (id.as_str(), u)).collect(),
+            offsets: next.clone(),
+            partitions,
+        };
+        batch_with_retries(records.len(), || async {
+            let mut extra = Vec::with_capacity(rejected.len() + forwards.len());
+            for r in &rejected {
+                extra.push(r.encode(&sink.codec).await?);
+            }
+            extra.extend(forwards.iter().cloned());
+            sink::publish(&sink, &events, extra).await
+        })
+        .await?;
+        in_flight::after_previous(previous).await?;
+        batch_with_retries(records.len(), || sink::commit(&sink, &write)).await?;
+        let BatchWrite { audit, .. } = write;
+        sink::after_commit(&sink, &users, &records, &rejected, &audit, &events).await;
+        // The next batch's commit may go ahead (its cache writes come after these).
+        let _ = done.send(());
+        if !forwards.is_empty() {
+            metrics::counter!(m::RECORDS_ROUTED, "kind" => "forwarded")
+                .increment(forwards.len() as u64);
+        }
+        Ok(next)
     }
-    extra.extend(forwards.iter().cloned());
-    let users: Vec<(String, UserState)> = states
-        .into_iter()
-        .filter(|(_, u)| u.profile_touched || !u.touched.is_empty())
-        .collect();
-    // Every record's partition: its offset is committed, and its user (if evaluated) is owned
-    // by it.
-    let mut partitions: Vec<i32> = next.keys().map(|&(_, p)| p).collect();
-    partitions.sort_unstable();
-    partitions.dedup();
-    let write = BatchWrite {
-        audit,
-        users: users.iter().map(|(id, u)| (id.as_str(), u)).collect(),
-        offsets: next.clone(),
-        partitions,
-    };
-    sink::publish_and_commit(pipeline, &events, extra, &write).await?;
-    let BatchWrite { audit, .. } = write;
-    Ok((users, audit, events))
 }
 
 /// Below this many users a batch's passes run on the calling thread: a thread costs more

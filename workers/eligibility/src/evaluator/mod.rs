@@ -4,7 +4,7 @@
 //! - [`pass`]: one user's pass (pure): what to re-evaluate, transitions, what to store.
 //! - [`audit`]: a pass's packed audit record.
 //! - [`store`]: the user state read before a micro-batch and the one transaction after it.
-//! - [`batch`]: one micro-batch end to end; [`rule_change`]: `policy.rules.updated` and
+//! - [`batch`]: one micro-batch end to end, its tail left running in [`in_flight`]; [`rule_change`]: `policy.rules.updated` and
 //!   `scheme.deadline.approaching`, which re-evaluate many users; [`sink`]: how both publish,
 //!   commit, cache and count what they produced.
 //! - [`lag`]: the consumer-lag gauges.
@@ -24,6 +24,7 @@
 
 pub mod audit;
 pub mod batch;
+pub mod in_flight;
 pub mod lag;
 pub mod pass;
 pub mod rule_change;
@@ -57,7 +58,7 @@ pub struct Pipeline {
     pub group: String,
     pub pool: Pool,
     pub cache: Cache,
-    pub codec: Codec,
+    pub codec: Arc<Codec>,
     pub producer: FutureProducer,
     pub book: Arc<RuleBook>,
     /// The batch engine of rule changes (`ELIGIBILITY_ENGINE`): the CPU batch evaluator or
@@ -77,7 +78,9 @@ pub struct Pipeline {
     pub replay: bool,
     /// `ELIGIBILITY_RULE_REVIEW=required`: a rule version goes live only as an approved proposal.
     pub rule_review: bool,
-    pub stats: Stats,
+    pub stats: Arc<Stats>,
+    /// Profile batches still publishing and committing (docs/fleet.md "Pipelining").
+    pub in_flight: in_flight::InFlight,
 }
 
 /// Running totals, for `replay`'s progress line and summary.
@@ -171,7 +174,7 @@ impl Pipeline {
             group: group.to_string(),
             pool,
             cache,
-            codec,
+            codec: Arc::new(codec),
             producer,
             book,
             engine: Arc::new(engine),
@@ -181,8 +184,22 @@ impl Pipeline {
             health,
             replay,
             rule_review: config.rule_review == fleet::config::RuleReview::Required,
-            stats: Stats::default(),
+            stats: Arc::default(),
+            in_flight: in_flight::InFlight::default(),
         })
+    }
+
+    /// The connections a batch's results leave through.
+    pub fn sink(&self) -> sink::Sink {
+        sink::Sink {
+            pool: self.pool.clone(),
+            cache: self.cache.clone(),
+            codec: self.codec.clone(),
+            producer: self.producer.clone(),
+            group: self.group.clone(),
+            leases: self.leases.clone(),
+            stats: self.stats.clone(),
+        }
     }
 
     /// Reloads the rules when the table's revision moved.
@@ -316,5 +333,9 @@ impl fleet::worker::Stage for Pipeline {
 
     async fn process(&mut self, records: Vec<fleet::input::Record>) -> anyhow::Result<Offsets> {
         batch::process(self, records).await
+    }
+
+    async fn settle(&mut self) -> anyhow::Result<Offsets> {
+        batch::settle(self).await
     }
 }

@@ -80,6 +80,19 @@ pub struct UserState {
     pub snapshots: Vec<(String, Json)>,
 }
 
+impl UserState {
+    /// The state as the next batch starts from it once this one is committed: what is stored
+    /// (profile, verdicts), nothing pending — what `store::load_users` reads back after a
+    /// profile batch (each of its passes stores a new snapshot, so every change is written).
+    pub fn carried_over(&self) -> UserState {
+        UserState {
+            profile: self.profile.clone(),
+            verdicts: self.verdicts.clone(),
+            ..UserState::default()
+        }
+    }
+}
+
 /// An event to publish, keyed by user.
 #[derive(Debug, Clone)]
 pub enum OutEvent {
@@ -798,6 +811,12 @@ mod tests {
                 let out = run(book, "u1", &mut user, trigger, as_of).expect("a newer record");
                 prop_assert!(out.disagreements.is_empty(), "{:?}", out.disagreements);
                 store.commit(&user);
+                // The next batch may start from this state while it is being committed
+                // (pipelining): it must be what the store reads back.
+                let (carried, stored) = (user.carried_over(), store.load());
+                prop_assert_eq!(&carried.verdicts, &stored.verdicts);
+                let snapshot = |p: Option<StoredProfile>| p.map(|p| (p.json, p.state, p.as_of, p.position));
+                prop_assert_eq!(snapshot(carried.profile), snapshot(stored.profile));
                 last = Some((profile, as_of));
             }
             let (profile, as_of) = last.unwrap();

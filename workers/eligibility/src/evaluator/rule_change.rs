@@ -73,8 +73,16 @@ pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<
                 partitions: vec![record.partition],
                 ..BatchWrite::default()
             };
-            sink::publish_and_commit(pipeline, &[], vec![simulation], &write).await?;
-            sink::after_commit(pipeline, &[], std::slice::from_ref(&record), &[], &[], &[]).await;
+            sink::publish_and_commit(&pipeline.sink(), &[], vec![simulation], &write).await?;
+            sink::after_commit(
+                &pipeline.sink(),
+                &[],
+                std::slice::from_ref(&record),
+                &[],
+                &[],
+                &[],
+            )
+            .await;
         }
         Read::Change(change) if copy => {
             reevaluate_scheme(pipeline, &record, &change, Some(record.partition), &offsets).await?
@@ -302,8 +310,16 @@ async fn fan_out(
         partitions: vec![record.partition],
         ..BatchWrite::default()
     };
-    sink::publish_and_commit(pipeline, &[], copies, &write).await?;
-    sink::after_commit(pipeline, &[], std::slice::from_ref(record), &[], &[], &[]).await;
+    sink::publish_and_commit(&pipeline.sink(), &[], copies, &write).await?;
+    sink::after_commit(
+        &pipeline.sink(),
+        &[],
+        std::slice::from_ref(record),
+        &[],
+        &[],
+        &[],
+    )
+    .await;
     metrics::counter!(m::RECORDS_ROUTED, "kind" => "fanned_out").increment(count as u64);
     tracing::info!(scheme = %change.scheme, source = %record.source(), partitions = count,
         "fanned out to the partitions of the scheme's users");
@@ -322,9 +338,9 @@ async fn dead_letter(
         partitions: vec![record.partition],
         ..BatchWrite::default()
     };
-    sink::publish_and_commit(pipeline, &[], vec![letter], &write).await?;
+    sink::publish_and_commit(&pipeline.sink(), &[], vec![letter], &write).await?;
     sink::after_commit(
-        pipeline,
+        &pipeline.sink(),
         &[],
         std::slice::from_ref(record),
         &[rejected],
@@ -384,7 +400,7 @@ async fn reevaluate_scheme(
             anyhow::anyhow!("re-evaluating {scheme} for {}: {e}", record.source())
         })?;
         sink::after_commit(
-            pipeline,
+            &pipeline.sink(),
             &done.0,
             if last_page {
                 std::slice::from_ref(record)
@@ -464,7 +480,7 @@ async fn reevaluate_page(
         offsets: offsets.clone(),
         partitions: partition.into_iter().collect(),
     };
-    sink::publish_and_commit(pipeline, &events, Vec::new(), &write).await?;
+    sink::publish_and_commit(&pipeline.sink(), &events, Vec::new(), &write).await?;
     let BatchWrite { audit, .. } = write;
     Ok((touched, audit, events))
 }

@@ -3,8 +3,17 @@
 //! acknowledged, then one PostgreSQL transaction: audit, users, offsets, after the leases'
 //! check), then [`after_commit`] (the cache, the metrics). Publishing before committing is the
 //! delivery guarantee of docs/design.md: a crash in between repeats events, never loses one.
+//!
+//! Both take a [`Sink`], the connections they need, cheap to clone: a profile batch's tail runs
+//! as its own task while the next batch is evaluated (docs/fleet.md "Pipelining").
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
+
+use deadpool_postgres::Pool;
+use fleet::cache::Cache;
+use fleet::leases::Leases;
+use rdkafka::producer::FutureProducer;
 
 use engine::Verdict;
 use fleet::avro::Codec;
@@ -13,52 +22,73 @@ use fleet::input::{Record, Rejected};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
 
-use super::Pipeline;
+use super::Stats;
 use super::audit::PassAudit;
 use super::pass::{OutEvent, UserState};
 use super::store::{self, BatchWrite};
 
+/// What publishing, committing and caching a batch need (a clone of the pipeline's).
+#[derive(Clone)]
+pub struct Sink {
+    pub pool: Pool,
+    pub cache: Cache,
+    pub codec: Arc<Codec>,
+    pub producer: FutureProducer,
+    pub group: String,
+    pub leases: Option<Leases>,
+    pub stats: Arc<Stats>,
+}
+
 /// Publishes `events` (encoded) and `extra` (already encoded: dead letters, routed copies),
 /// waits for every acknowledgement, then commits `write`.
 pub async fn publish_and_commit(
-    pipeline: &Pipeline,
+    sink: &Sink,
     events: &[OutEvent],
     extra: Vec<Outgoing>,
     write: &BatchWrite<'_>,
 ) -> Result<(), IoError> {
+    publish(sink, events, extra).await?;
+    commit(sink, write).await
+}
+
+/// Publishes `events` and `extra`, and waits for every acknowledgement.
+pub async fn publish(
+    sink: &Sink,
+    events: &[OutEvent],
+    extra: Vec<Outgoing>,
+) -> Result<(), IoError> {
     let mut outgoing = m::time_store(
         "schema_registry",
         "encode",
-        encode_events(&pipeline.codec, events),
+        encode_events(&sink.codec, events),
     )
     .await?;
     outgoing.extend(extra);
     m::time_store(
         "kafka",
         "produce",
-        fleet::kafka::send_all(&pipeline.producer, &outgoing),
+        fleet::kafka::send_all(&sink.producer, &outgoing),
     )
     .await?;
-    store::commit_batch(
-        &pipeline.pool,
-        &pipeline.group,
-        pipeline.leases.as_ref(),
-        write,
-    )
-    .await
+    Ok(())
+}
+
+/// Commits `write` in one transaction, after the leases' check.
+pub async fn commit(sink: &Sink, write: &BatchWrite<'_>) -> Result<(), IoError> {
+    store::commit_batch(&sink.pool, &sink.group, sink.leases.as_ref(), write).await
 }
 
 /// What follows a commit: the cache entries of what changed, and the metrics of the records.
 pub async fn after_commit(
-    pipeline: &Pipeline,
+    sink: &Sink,
     users: &[(String, UserState)],
     records: &[Record],
     rejected: &[Rejected],
     audit: &[PassAudit],
     events: &[OutEvent],
 ) {
-    write_cache(pipeline, users).await;
-    record_metrics(pipeline, records, rejected, audit, events);
+    write_cache(&sink.cache, users).await;
+    record_metrics(&sink.stats, records, rejected, audit, events);
 }
 
 /// Encodes events for their topics, with the idempotency key as a header too.
@@ -88,7 +118,7 @@ async fn encode_events(codec: &Codec, events: &[OutEvent]) -> Result<Vec<Outgoin
 /// Refreshes the cache for what the batch changed (only outcomes that changed, and the totals of
 /// users with any). A Redis failure is counted and logged, not fatal: PostgreSQL has the
 /// verdicts, and a missing entry only costs a read.
-async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
+async fn write_cache(cache: &Cache, users: &[(String, UserState)]) {
     let mut puts = Vec::new();
     let mut deletes = Vec::new();
     let mut versions = Vec::new();
@@ -126,7 +156,6 @@ async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
             .to_string(),
         ));
     }
-    let cache = &pipeline.cache;
     if let Err(e) = m::time_store("redis", "invalidate", cache.invalidate(&deletes)).await {
         m::error("redis");
         tracing::warn!(error = %e, "cache invalidation failed");
@@ -143,7 +172,7 @@ async fn write_cache(pipeline: &Pipeline, users: &[(String, UserState)]) {
 }
 
 fn record_metrics(
-    pipeline: &Pipeline,
+    stats: &Stats,
     records: &[Record],
     rejected: &[Rejected],
     audit: &[PassAudit],
@@ -177,7 +206,6 @@ fn record_metrics(
     for (kind, count) in transitions {
         metrics::counter!(m::TRANSITION_EVENTS, "kind" => kind).increment(count);
     }
-    let stats = &pipeline.stats;
     stats.records.fetch_add(records.len() as u64, Relaxed);
     stats
         .dead_lettered

@@ -1,0 +1,108 @@
+//! Profile batches whose results are still leaving the worker (docs/fleet.md "Pipelining").
+//!
+//! A batch's tail — publish its events, commit its transaction, refresh the cache — runs as a
+//! task of its own while the worker decodes, loads and evaluates the next batch. At most
+//! [`InFlight::MAX`] tails run at once, and they overlap only where order does not matter:
+//! a tail publishes as soon as it starts, but commits (and writes the cache) only after the
+//! tail before it did. So PostgreSQL always holds a prefix of the stream, and a crash repeats
+//! events (same idempotency keys) but never loses one, as without pipelining.
+//!
+//! Until its commit, a batch's users are read from here, not from PostgreSQL.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::Arc;
+
+use fleet::offsets::Offsets;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use super::pass::UserState;
+
+/// The users a batch changed, as it leaves them.
+pub type ChangedUsers = Arc<Vec<(String, UserState)>>;
+
+/// Told by a tail once its commit and cache writes are done; the next tail commits after it.
+pub type Committed = oneshot::Receiver<()>;
+
+#[derive(Default)]
+pub struct InFlight {
+    batches: VecDeque<Batch>,
+    /// The latest tail's signal, for the next tail to wait on.
+    last: Option<Committed>,
+}
+
+struct Batch {
+    task: JoinHandle<anyhow::Result<Offsets>>,
+    users: ChangedUsers,
+}
+
+impl InFlight {
+    /// Tails running at once: one publishing while the one before it commits.
+    pub const MAX: usize = 2;
+
+    /// Each user some batch in flight changed, in its latest state.
+    pub fn users(&self) -> HashMap<&str, &UserState> {
+        let mut latest = HashMap::new();
+        for batch in &self.batches {
+            for (id, user) in batch.users.iter() {
+                latest.insert(id.as_str(), user);
+            }
+        }
+        latest
+    }
+
+    /// Waits until fewer than [`InFlight::MAX`] tails run; returns the offsets they committed.
+    pub async fn make_room(&mut self) -> anyhow::Result<Offsets> {
+        let mut committed = Offsets::new();
+        while self.batches.len() >= Self::MAX {
+            committed.extend(self.finish_oldest().await?);
+        }
+        Ok(committed)
+    }
+
+    /// Starts a batch's tail: `tail(after, done)` must commit only once `after` (the previous
+    /// tail's signal, if any) is told, and tell `done` when its own commit is through.
+    pub fn start<F, Fut>(&mut self, users: ChangedUsers, tail: F)
+    where
+        F: FnOnce(Option<Committed>, oneshot::Sender<()>) -> Fut,
+        Fut: Future<Output = anyhow::Result<Offsets>> + Send + 'static,
+    {
+        let (done, committed) = oneshot::channel();
+        let after = self.last.replace(committed);
+        self.batches.push_back(Batch {
+            task: tokio::spawn(tail(after, done)),
+            users,
+        });
+    }
+
+    /// Waits for every tail; returns the offsets they committed.
+    pub async fn settle(&mut self) -> anyhow::Result<Offsets> {
+        let mut committed = Offsets::new();
+        while !self.batches.is_empty() {
+            committed.extend(self.finish_oldest().await?);
+        }
+        self.last = None;
+        Ok(committed)
+    }
+
+    async fn finish_oldest(&mut self) -> anyhow::Result<Offsets> {
+        match self.batches.pop_front() {
+            Some(batch) => batch.task.await?,
+            None => Ok(Offsets::new()),
+        }
+    }
+}
+
+/// Waits for the previous tail's commit; an error if it failed (this batch must not commit
+/// before it, and will be repeated with it).
+pub async fn after_previous(previous: Option<Committed>) -> anyhow::Result<()> {
+    match previous {
+        Some(committed) => committed.await.map_err(|_| {
+            anyhow::anyhow!(
+                "the micro-batch before this one was not committed, so neither is this one"
+            )
+        }),
+        None => Ok(()),
+    }
+}
