@@ -492,3 +492,116 @@ async fn the_calendar_sweep_takes_a_closed_window_away_with_its_reason() {
         (OAP, "window_closed", "2025-01-16")
     );
 }
+
+/// Birthdays follow the calendar: a citizen whose date of birth puts their 60th birthday on the
+/// 20th gets the age-60 pension's `new_match` from that day's sweep, with no new data; citizens
+/// with no birthday reaching an age a rule tests that day are not even re-evaluated.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sweep_on_a_60th_birthday_brings_the_pension_and_nothing_for_others() {
+    let _turn = TURN.lock().await;
+    let mut topics = EVALUATOR_INPUTS.to_vec();
+    topics.push(ELIGIBILITY_NEW_MATCH);
+    let f = Fleet::start("e2e_birthday", &topics, &[]).await;
+    let (stack, kafka, database_url, pool) = (&f.stack, &f.kafka, &f.database_url, &f.pool);
+    let turning = unique("ka-turning-60");
+    let younger = unique("ka-44");
+    let older = unique("ka-62");
+    // Ages as given on the 15th; the dates of birth decide from then on.
+    for (user, age, born) in [
+        (&turning, 59, "1965-01-20"),
+        (&younger, 44, "1980-03-01"),
+        (&older, 62, "1962-06-01"),
+    ] {
+        let mut profile = profile_json(user, age, true, "karnataka");
+        profile["identity"]["date_of_birth"] = born.into();
+        kafka.send_profile(&profile, AS_OF).await;
+    }
+    let stored = |user: String| async move {
+        let client = pool.get().await.unwrap();
+        client
+            .query_opt(
+                "SELECT as_of::text, next_age_change::text FROM profile_current WHERE user_id = $1",
+                &[&user],
+            )
+            .await
+            .unwrap()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, Option<String>>(1)))
+    };
+    for user in [&turning, &younger, &older] {
+        eventually(Duration::from_secs(60), "the citizens stored", || {
+            stored(user.clone())
+        })
+        .await;
+    }
+    assert_eq!(
+        stored(turning.clone()).await,
+        Some((AS_OF.to_string(), Some("2025-01-20".to_string()))),
+        "the 60th birthday is the next day an age limit is reached"
+    );
+    let verdict = |user: String| async move {
+        let client = pool.get().await.unwrap();
+        client
+            .query_opt(
+                "SELECT verdict FROM current_verdicts WHERE user_id = $1 AND scheme_id = $2",
+                &[&user, &OAP],
+            )
+            .await
+            .unwrap()
+            .map(|r| r.get::<_, String>(0))
+    };
+    assert_eq!(
+        verdict(turning.clone()).await.as_deref(),
+        Some("PARTIAL_MATCH"),
+        "59 on the 15th"
+    );
+
+    // The creation's events are published before its commit, so all are before these marks.
+    let before_sweep = kafka.marks(&[ELIGIBILITY_NEW_MATCH]);
+    let swept = cli(stack, database_url, &["sweep", "--as-of", "2025-01-20"]);
+    let printed = String::from_utf8_lossy(&swept.stdout);
+    assert!(
+        swept.status.success(),
+        "{}",
+        String::from_utf8_lossy(&swept.stderr)
+    );
+    assert!(
+        printed.contains("birthdays: 1 citizen(s)"),
+        "only the one turning 60 is due:\n{printed}"
+    );
+    let matches: Vec<EligibilityNewMatch> = kafka
+        .read_until(
+            &before_sweep,
+            ELIGIBILITY_NEW_MATCH,
+            Duration::from_secs(60),
+            |items: &[EligibilityNewMatch]| {
+                items
+                    .iter()
+                    .any(|e| e.user_id == turning && e.scheme_id == OAP && e.as_of == "2025-01-20")
+            },
+        )
+        .await;
+    assert!(
+        matches
+            .iter()
+            .all(|e| e.user_id != younger && e.user_id != older),
+        "nothing for the others: {matches:?}"
+    );
+    eventually(Duration::from_secs(30), "ELIGIBLE on the 20th", || async {
+        (verdict(turning.clone()).await.as_deref() == Some("ELIGIBLE")).then_some(())
+    })
+    .await;
+    // Re-evaluated on the 20th and given its next age change; the others untouched.
+    let (as_of, next) = stored(turning.clone()).await.unwrap();
+    assert_eq!(as_of, "2025-01-20");
+    assert_ne!(next.as_deref(), Some("2025-01-20"));
+    for user in [&younger, &older] {
+        assert_eq!(
+            stored(user.clone())
+                .await
+                .map(|(as_of, _)| as_of)
+                .as_deref(),
+            Some(AS_OF),
+            "{user} has no birthday reaching an age limit on the 20th"
+        );
+    }
+}

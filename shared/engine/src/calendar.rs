@@ -1,18 +1,25 @@
 //! The calendar (docs/semantics.md, "The calendar"): which schemes' outcomes change from one
 //! day to the next with no new data.
 //!
-//! A verdict depends on the date only through the scheme's version in effect and that version's
-//! applicability (effective dates, application deadline, yearly window): ages are facts of the
-//! profile, not derived from the date of birth, and a gap date counted from the evaluation date
-//! is not part of an outcome. So whether (citizen, scheme) can change on a day is a property of
-//! the scheme alone, the same for every citizen who can hold it.
+//! A verdict changes with the date alone in two ways:
+//!
+//! - through the scheme's version in effect and that version's applicability (effective dates,
+//!   application deadline, yearly window), the same for every citizen who can hold the scheme:
+//!   [`due_on`], [`next_change`];
+//! - through the citizen's age, read from the date of birth on the evaluation date
+//!   ([`Profile::on`]): [`age_turns`], [`next_age_change`].
+//!
+//! A gap date counted from the evaluation date is not part of an outcome.
 
 use serde::Serialize;
 
+use crate::catalogue::Catalogue;
 use crate::date::{Date, MonthDay};
-use crate::rule::Rule;
+use crate::profile::Profile;
+use crate::rule::{Leaf, Operand, Rule};
 use crate::ruleset::RuleSet;
 use crate::temporal::{Applicability, applicability};
+use crate::value::Scalar;
 
 /// How a scheme's outcome changes between the day before and the day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -137,6 +144,53 @@ pub fn next_change(rules: &RuleSet, scheme: &str, after: Date) -> Option<Date> {
     turns
         .into_iter()
         .find(|&day| due_on(rules, day).iter().any(|d| d.scheme_id == scheme))
+}
+
+/// The ages at which a condition of `rules` on `identity.age` can change truth: each age a
+/// condition names, and the next (`gte 60` turns on the 60th birthday, `lte 40` on the 41st,
+/// `eq`, `in` and `between` on both). Sorted, without repeats.
+pub fn age_turns<'a>(catalogue: &Catalogue, rules: impl IntoIterator<Item = &'a Rule>) -> Vec<i64> {
+    let Some(age) = catalogue.id("identity.age") else {
+        return Vec::new();
+    };
+    let mut turns = Vec::new();
+    let mut add = |value: &Scalar| {
+        if let Some(v) = value.as_f64() {
+            for whole in [v.floor(), v.ceil()] {
+                turns.extend([whole as i64, whole as i64 + 1]);
+            }
+        }
+    };
+    let mut visit = |leaf: &Leaf| {
+        if leaf.field == age {
+            match &leaf.operand {
+                Operand::One(v) => add(v),
+                Operand::Many(values) => values.iter().for_each(&mut add),
+                Operand::Range(low, high) => {
+                    add(low);
+                    add(high);
+                }
+            }
+        }
+    };
+    for rule in rules {
+        rule.eligibility.for_each_leaf(&mut visit);
+        rule.exclusions.iter().for_each(&mut visit);
+    }
+    turns.sort_unstable();
+    turns.dedup();
+    turns
+}
+
+/// The first birthday after `after` on which the citizen's age reaches one of `turns` (from
+/// [`age_turns`]): the next day on which the age can change the outcome of one of those rules
+/// with no new data (docs/semantics.md, "Age on a date"). None without a date of birth or
+/// when no turn is ahead.
+pub fn next_age_change(turns: &[i64], profile: &Profile, after: Date) -> Option<Date> {
+    let born = profile.date_of_birth()?;
+    let age = born.whole_years_to(after).unwrap_or(-1);
+    let next = turns.iter().find(|&&turn| turn > age)?;
+    born.add_years(i32::try_from(*next).ok()?)
 }
 
 /// `day` of `year`; 29 February in a year without it is 1 March, as windows read it.

@@ -110,7 +110,8 @@ impl CaseFile {
             return Err("follows_from is empty: name the official sentence".into());
         }
         let profile = Profile::from_json(catalogue, &case.profile, &case.name)
-            .map_err(|report| format!("invalid profile: {report}"))?;
+            .map_err(|report| format!("invalid profile: {report}"))?
+            .into_on(as_of);
         if !rules.rules.iter().any(|r| r.scheme_id == self.scheme_id) {
             return Err(format!("no rule has scheme id {:?}", self.scheme_id));
         }

@@ -1,6 +1,7 @@
 //! Profiles in columns: one column per catalogue field, with an explicit "known" bit mask, so a
 //! condition can be evaluated for 64 citizens per machine word.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 use crate::catalogue::{Catalogue, FieldType};
@@ -46,7 +47,10 @@ pub struct ProfileColumns {
 }
 
 impl ProfileColumns {
-    pub fn new(catalogue: &Catalogue, profiles: &[Profile]) -> ProfileColumns {
+    /// Profiles or anything that lends one (`Cow<Profile>`: profiles aged on a date without a
+    /// copy each).
+    pub fn new<P: Borrow<Profile>>(catalogue: &Catalogue, profiles: &[P]) -> ProfileColumns {
+        let profiles: Vec<&Profile> = profiles.iter().map(Borrow::borrow).collect();
         let len = profiles.len();
         let words = len.div_ceil(64);
         let columns = (0..catalogue.len())

@@ -86,6 +86,20 @@ impl Date {
         let year = self.year().checked_add(years)?;
         Date::from_ymd(year, self.month(), self.day()).or_else(|| Date::from_ymd(year, 3, 1))
     }
+
+    /// Whole years from `self` (a date of birth) to `on`: the age on that day, the birthday
+    /// counted as reached on the day itself (29 February on 1 March in a common year, as
+    /// [`Date::add_years`]); None before `self`.
+    pub fn whole_years_to(self, on: Date) -> Option<i64> {
+        if on < self {
+            return None;
+        }
+        let mut years = on.year() - self.year();
+        if self.add_years(years).is_none_or(|birthday| birthday > on) {
+            years -= 1;
+        }
+        Some(i64::from(years))
+    }
 }
 
 impl fmt::Display for Date {
@@ -145,6 +159,22 @@ impl fmt::Display for MonthDay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_age_on_a_day_counts_the_birthday_from_the_day_itself() {
+        let d = |t| Date::parse(t).unwrap();
+        let born = d("1965-01-20");
+        assert_eq!(born.whole_years_to(d("2025-01-19")), Some(59));
+        assert_eq!(born.whole_years_to(d("2025-01-20")), Some(60));
+        assert_eq!(born.whole_years_to(born), Some(0));
+        assert_eq!(born.whole_years_to(d("1965-01-19")), None);
+        // Born on 29 February: the birthday is 1 March in a common year, 29 February in a leap one.
+        let leap = d("1964-02-29");
+        assert_eq!(leap.whole_years_to(d("2025-02-28")), Some(60));
+        assert_eq!(leap.whole_years_to(d("2025-03-01")), Some(61));
+        assert_eq!(leap.whole_years_to(d("2024-02-28")), Some(59));
+        assert_eq!(leap.whole_years_to(d("2024-02-29")), Some(60));
+    }
 
     #[test]
     fn parses_only_strict_dates() {

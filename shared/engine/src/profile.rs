@@ -3,9 +3,12 @@
 //! A profile whose value has the wrong type, or that carries a field the catalogue does not know,
 //! is refused with every problem named; an absent (or null) field is *unknown*, which is not an error.
 
+use std::borrow::Cow;
+
 use serde_json::Value as Json;
 
 use crate::catalogue::{Catalogue, FieldId, FieldType};
+use crate::date::Date;
 use crate::error::{Problem, ValidationReport};
 use crate::hash::jcs_sha256;
 use crate::value::{FieldValue, Scalar};
@@ -17,6 +20,24 @@ pub struct Profile {
     values: Vec<Option<FieldValue>>,
     /// SHA-256 of the JCS canonical JSON of the profile as given.
     pub input_snapshot_hash: String,
+    /// Where the age on a date is read from, when the catalogue has both fields.
+    age_fields: Option<AgeFields>,
+}
+
+/// `identity.age` and `identity.date_of_birth` (docs/semantics.md, "Age on a date").
+#[derive(Debug, Clone, Copy)]
+struct AgeFields {
+    age: FieldId,
+    date_of_birth: FieldId,
+}
+
+impl AgeFields {
+    fn of(catalogue: &Catalogue) -> Option<AgeFields> {
+        Some(AgeFields {
+            age: catalogue.id("identity.age")?,
+            date_of_birth: catalogue.id("identity.date_of_birth")?,
+        })
+    }
 }
 
 impl Profile {
@@ -91,6 +112,7 @@ impl Profile {
             user_id,
             values,
             input_snapshot_hash: jcs_sha256(json),
+            age_fields: AgeFields::of(catalogue),
         })
     }
 
@@ -109,6 +131,7 @@ impl Profile {
             user_id,
             values,
             input_snapshot_hash: String::new(),
+            age_fields: AgeFields::of(catalogue),
         };
         profile.input_snapshot_hash = jcs_sha256(&profile.to_json(catalogue));
         profile
@@ -116,6 +139,46 @@ impl Profile {
 
     pub fn get(&self, field: FieldId) -> Option<&FieldValue> {
         self.values.get(field).and_then(Option::as_ref)
+    }
+
+    /// The profile as it reads on `as_of` (docs/semantics.md, "Age on a date"): with a date of
+    /// birth, `identity.age` is the age on that day in whole years, whatever age was given
+    /// (unknown before the date of birth); without one, the age given stands. Every service
+    /// evaluates `profile.on(as_of)`, so that a birthday changes verdicts with no new data.
+    /// Borrowed when nothing differs; the input hash stays that of the profile as given.
+    pub fn on(&self, as_of: Date) -> Cow<'_, Profile> {
+        let Some(fields) = self.age_fields else {
+            return Cow::Borrowed(self);
+        };
+        let Some(FieldValue::Scalar(Scalar::Date(born))) = self.get(fields.date_of_birth) else {
+            return Cow::Borrowed(self);
+        };
+        let age = born
+            .whole_years_to(as_of)
+            .map(|years| FieldValue::Scalar(Scalar::Int(years)));
+        if self.get(fields.age) == age.as_ref() {
+            return Cow::Borrowed(self);
+        }
+        let mut aged = self.clone();
+        aged.values[fields.age] = age;
+        Cow::Owned(aged)
+    }
+
+    /// [`Profile::on`], keeping `self` where nothing differs.
+    pub fn into_on(self, as_of: Date) -> Profile {
+        let aged = match self.on(as_of) {
+            Cow::Owned(aged) => Some(aged),
+            Cow::Borrowed(_) => None,
+        };
+        aged.unwrap_or(self)
+    }
+
+    /// The date of birth, when given.
+    pub fn date_of_birth(&self) -> Option<Date> {
+        match self.get(self.age_fields?.date_of_birth)? {
+            FieldValue::Scalar(Scalar::Date(born)) => Some(*born),
+            _ => None,
+        }
     }
 
     pub fn values(&self) -> &[Option<FieldValue>] {

@@ -28,6 +28,9 @@ pub enum Cause {
     WindowClosed,
     /// The user moved to another state, where the scheme is not offered.
     StateChanged,
+    /// The citizen's age on the date, read from the date of birth, crossed a limit (a
+    /// birthday; docs/semantics.md, "Age on a date").
+    AgeChanged,
 }
 
 impl Cause {
@@ -39,6 +42,7 @@ impl Cause {
             Cause::DeadlinePassed => "deadline_passed",
             Cause::WindowClosed => "window_closed",
             Cause::StateChanged => "state_changed",
+            Cause::AgeChanged => "age_changed",
         }
     }
 }

@@ -263,6 +263,39 @@ proptest! {
     }
 
     #[test]
+    fn the_age_changes_an_outcome_only_from_the_birthday_the_calendar_names(rules in rules(8), profiles in profiles(12), start in as_of(), days in 1i64..900) {
+        // docs/semantics.md, "Age on a date": with a date of birth the age is read on the
+        // evaluation date. Before the day `next_age_change` names, every outcome on any day is
+        // what the profile as it read on `start` would give on that day: nothing is missed by
+        // a sweep that re-evaluates a citizen only on that day. And that day is a birthday on
+        // which the age reaches an age a rule tests.
+        use engine::calendar::{age_turns, next_age_change};
+        let turns = age_turns(&CATALOGUE, &rules);
+        let age = CATALOGUE.id("identity.age").unwrap();
+        for profile in &profiles {
+            let next = next_age_change(&turns, profile, start);
+            let mut probes = vec![start.plus_days(days).unwrap()];
+            probes.extend(next.and_then(|n| n.plus_days(-1)).filter(|&d| d > start));
+            let then = profile.on(start);
+            for day in probes.into_iter().filter(|&d| next.is_none_or(|n| d < n)) {
+                let now = profile.on(day);
+                for rule in &rules {
+                    let (a, a_gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, &then, day);
+                    let (b, b_gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, &now, day);
+                    prop_assert_eq!(a, b, "{} on {} (next age change {:?})", rule.rule_id, day, next);
+                    prop_assert_eq!(engine::gaps::fingerprint(&a_gaps), engine::gaps::fingerprint(&b_gaps));
+                }
+            }
+            if let Some(next) = next {
+                prop_assert!(next > start);
+                let reached = profile.on(next).get(age).and_then(|v| v.scalar()?.as_f64());
+                prop_assert!(reached.is_some_and(|a| turns.contains(&(a as i64))), "{:?} on {}", reached, next);
+                prop_assert_eq!(profile.date_of_birth().map(|born| born.whole_years_to(next)), Some(reached.map(|a| a as i64)));
+            }
+        }
+    }
+
+    #[test]
     fn a_verdict_that_cannot_become_eligible_stays_so_whatever_the_answers(rules in rules(4), doc in profile_doc(), donors in prop::collection::vec(profile_doc(), 1..6), as_of in as_of()) {
         // docs/semantics.md, Evaluation 7: `could_become_eligible` false means no answer to the
         // unknown fields makes the rule ELIGIBLE. Every unknown field the rule reads is filled

@@ -1830,3 +1830,38 @@ fn a_verdict_says_whether_answers_could_still_make_it_eligible() {
         (Some("PARTIAL_MATCH"), Some(false))
     );
 }
+
+/// Profiles, "Age on a date": with a date of birth the age is read on the evaluation date,
+/// whatever age was given; without one the given age stands.
+#[test]
+fn the_age_is_read_from_the_date_of_birth_on_the_evaluation_date() {
+    let catalogue = Catalogue::bundled();
+    let sixty =
+        rule("{operator: AND, conditions: [{field: identity.age, operator: gte, value: 60}]}");
+    let given = |identity: Value| {
+        Profile::from_json(&catalogue, &json!({"identity": identity}), "p").unwrap()
+    };
+    let verdict_on = |p: &Profile, day: &str| {
+        let day = date(day);
+        outcome(&sixty, &p.on(day), day).verdict
+    };
+    // Stated 59 on the 15th, born on 20 January 1965: 60 from the 20th.
+    let born = given(json!({"age": 59, "date_of_birth": "1965-01-20"}));
+    assert_eq!(verdict_on(&born, "2025-01-19"), Verdict::NotEligible);
+    assert_eq!(verdict_on(&born, "2025-01-20"), Verdict::Eligible);
+    // A stated age that disagrees with the date of birth does not count.
+    let wrong = given(json!({"age": 75, "date_of_birth": "1965-01-20"}));
+    assert_eq!(verdict_on(&wrong, "2025-01-15"), Verdict::NotEligible);
+    // Without a date of birth the age given stands, on any day.
+    let stated = given(json!({"age": 59}));
+    assert_eq!(verdict_on(&stated, "2030-01-01"), Verdict::NotEligible);
+    // Before the date of birth the age is unknown.
+    let unborn = given(json!({"date_of_birth": "2026-01-01"}));
+    let age = catalogue.id("identity.age").unwrap();
+    assert_eq!(unborn.on(date("2025-12-31")).get(age), None);
+    // The hash is that of the profile as given.
+    assert_eq!(
+        born.on(date("2025-01-20")).input_snapshot_hash,
+        born.input_snapshot_hash
+    );
+}

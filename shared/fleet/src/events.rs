@@ -30,6 +30,9 @@ pub struct DeadlineApproaching {
     pub scheme_id: String,
     pub deadline: String,
     pub as_of: Option<String>,
+    /// The day's birthdays rather than a scheme: the users whose next age change has come.
+    #[serde(default)]
+    pub ages: bool,
 }
 
 /// `eligibility.computed`.
@@ -318,6 +321,7 @@ mod tests {
                 scheme_id: "s".into(),
                 deadline: "2025-03-31".into(),
                 as_of: None,
+                ages: false,
             },
         );
         round_trip(

@@ -32,6 +32,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0006_rule_proposals",
         include_str!("../../../schemas/migrations/0006_rule_proposals.sql"),
     ),
+    (
+        "0007_next_age_change",
+        include_str!("../../../schemas/migrations/0007_next_age_change.sql"),
+    ),
 ];
 
 /// A pool over `url`, trusting the system's certificate authorities (tests and tools).

@@ -157,7 +157,10 @@ impl<'a> Simulation<'a> {
             diff.citizens += citizens.len();
             return Ok(());
         }
-        let columns = ProfileColumns::new(self.catalogue, &citizens.profiles);
+        // Each citizen as they read on the date (docs/semantics.md, "Age on a date").
+        let aged: Vec<std::borrow::Cow<Profile>> =
+            citizens.profiles.iter().map(|p| p.on(self.as_of)).collect();
+        let columns = ProfileColumns::new(self.catalogue, &aged);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let outcomes = |rules: &[Option<&'a Rule>]| -> anyhow::Result<(
             Vec<Option<usize>>,
@@ -199,7 +202,7 @@ impl<'a> Simulation<'a> {
                 }
             };
             let by_state = diff.schemes.entry(change.scheme_id.clone()).or_default();
-            for (i, profile) in citizens.profiles.iter().enumerate() {
+            for (i, profile) in aged.iter().enumerate() {
                 let state = citizens.states[i].as_deref();
                 if change.state != "central" && state.is_some_and(|st| st != change.state) {
                     continue;

@@ -155,6 +155,8 @@ fn results_of(user_id: &str, stored: &Stored) -> UserResults {
                 Verdict::NotApplicable => summary.not_applicable += 1,
             }
             let rule = stored.book.rules.get(&v.rule_id);
+            // As the profile read when the verdict was made (docs/semantics.md, "Age on a date").
+            let aged = profile.profile.on(v.as_of);
             SchemeResult {
                 scheme_id: scheme_id.to_string(),
                 scheme_name: rule.map_or_else(|| scheme_id.to_string(), |r| r.scheme_name.clone()),
@@ -164,18 +166,14 @@ fn results_of(user_id: &str, stored: &Stored) -> UserResults {
                 match_score: v.known.score,
                 as_of: v.as_of.to_string(),
                 benefit: rule
-                    .and_then(|r| r.benefit_for(&profile.profile))
+                    .and_then(|r| r.benefit_for(&aged))
                     .map(|b| serde_json::to_value(b).expect("serialisable")),
                 all_gaps_closable: rule
                     .filter(|_| v.known.verdict == Verdict::PartialMatch)
                     .map(|r| {
                         let catalogue = &stored.book.catalogue;
-                        let (_, gaps) = engine::eval::outcome_with_gaps(
-                            catalogue,
-                            r,
-                            &profile.profile,
-                            v.as_of,
-                        );
+                        let (_, gaps) =
+                            engine::eval::outcome_with_gaps(catalogue, r, &aged, v.as_of);
                         engine::gaps::all_closable(&gaps)
                     }),
             }
@@ -328,7 +326,8 @@ fn rederive(
     profile: &Profile,
     stored: &StoredVerdict,
 ) -> Result<Value, Problem> {
-    let evaluation = engine::evaluate(&book.catalogue, rule, profile, stored.as_of);
+    let profile = profile.on(stored.as_of);
+    let evaluation = engine::evaluate(&book.catalogue, rule, &profile, stored.as_of);
     let json = match &evaluation {
         Ok(e) => {
             let derived = e.outcome();
@@ -533,8 +532,8 @@ pub async fn check(
         }
         None => crate::commands::evaluate::today(),
     };
-    let profile =
-        Profile::from_json(&book.catalogue, &request.profile, "request").map_err(|report| {
+    let profile = Profile::from_json(&book.catalogue, &request.profile, "request")
+        .map_err(|report| {
             Problem::invalid_body(
                 report
                     .problems
@@ -547,7 +546,8 @@ pub async fn check(
                     })
                     .collect(),
             )
-        })?;
+        })?
+        .into_on(as_of);
     let output = crate::commands::evaluate::evaluate_citizen(
         &book.catalogue,
         &book.rules,

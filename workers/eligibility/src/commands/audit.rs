@@ -178,10 +178,13 @@ pub fn verify(
     ));
     if let (Some(Ok(set)), Some(Ok(profile))) = (&rule, &profile) {
         let rule = &set.rules[0];
-        let derived = Date::parse(&recorded.as_of)
+        // The snapshot as it read on the date (docs/semantics.md, "Age on a date").
+        let aged = Date::parse(&recorded.as_of).map(|as_of| (as_of, profile.on(as_of)));
+        let derived = aged
+            .as_ref()
             .ok_or_else(|| format!("as_of {:?} is not a date", recorded.as_of))
-            .and_then(|as_of| {
-                engine::evaluate(catalogue, rule, profile, as_of)
+            .and_then(|(as_of, profile)| {
+                engine::evaluate(catalogue, rule, profile, *as_of)
                     .map_err(|e| format!("not applicable on {as_of}: {e:?}"))
             });
         match derived {

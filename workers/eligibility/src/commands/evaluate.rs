@@ -54,9 +54,9 @@ pub struct Output<'a> {
     pub not_applicable: Vec<NotApplicable<'a>>,
 }
 
-/// Evaluates `profile` against the schemes in effect on `as_of` that a citizen of its state
-/// can hold (every state's with `all_states`), or only `scheme`: what `eligibility evaluate`
-/// prints and the API's anonymous check answers.
+/// Evaluates `profile` — as it reads on `as_of` ([`Profile::on`]) — against the schemes in
+/// effect on `as_of` that a citizen of its state can hold (every state's with `all_states`),
+/// or only `scheme`: what `eligibility evaluate` prints and the API's anonymous check answers.
 pub fn evaluate_citizen<'a>(
     catalogue: &'a Catalogue,
     rules: &'a RuleSet,
@@ -121,7 +121,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let as_of = parse_as_of(args.as_of.as_deref())?;
     let json = read_json(&args.profile)?;
     let profile = Profile::from_json(&catalogue, &json, &args.profile.display().to_string())
-        .map_err(|report| anyhow!("the profile is invalid; nothing was evaluated:\n{report}"))?;
+        .map_err(|report| anyhow!("the profile is invalid; nothing was evaluated:\n{report}"))?
+        .into_on(as_of);
 
     let output = evaluate_citizen(
         &catalogue,

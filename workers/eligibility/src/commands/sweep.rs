@@ -4,8 +4,12 @@
 //! `engine::calendar`); each gets one `scheme.deadline.approaching` record for D, which the
 //! fleet fans out to the partitions of the scheme's users, where each owner re-evaluates its
 //! users on D like any other pass: audited, verdicts written, `new_match` / `lost` (with the
-//! reason, e.g. `window_closed`) / `partial_match` published. The sweep itself writes nothing
-//! to the stores, so it never races the workers that own the users.
+//! reason, e.g. `window_closed`) / `partial_match` published. Birthdays are per citizen: the
+//! users whose stored next age change (`profile_current.next_age_change`, the first birthday
+//! reaching an age a rule tests) is on or before D get one record of the day (`ages`), fanned
+//! out to every partition, where each owner re-evaluates them on D — a `new_match` on a 60th
+//! birthday for an age-60 pension, `lost` with `age_changed` past an age limit. The sweep
+//! itself writes nothing to the stores, so it never races the workers that own the users.
 
 use std::process::ExitCode;
 
@@ -76,7 +80,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 next
             );
         }
-        if args.dry_run || due.is_empty() {
+        let birthdays: i64 = client
+            .query_one(
+                "SELECT count(*) FROM profile_current WHERE next_age_change <= $1::text::date",
+                &[&day.to_string()],
+            )
+            .await?
+            .get(0);
+        println!("birthdays: {birthdays} citizen(s) reach an age a rule tests");
+        if args.dry_run || (due.is_empty() && birthdays == 0) {
             println!(
                 "nothing published{}",
                 if args.dry_run { " (--dry-run)" } else { "" }
@@ -87,6 +99,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mut records = Vec::with_capacity(due.len());
         for scheme in &due {
             records.push(record(&codec, scheme, day).await?);
+        }
+        if birthdays > 0 {
+            records.push(ages_record(&codec, day).await?);
         }
         fleet::kafka::send_all(&producer, &records).await?;
         println!(
@@ -132,10 +147,30 @@ async fn record(codec: &fleet::avro::Codec, scheme: &Due<'_>, day: Date) -> Resu
         scheme_id: scheme.scheme_id.to_string(),
         deadline: day.to_string(),
         as_of: Some(day.to_string()),
+        ages: false,
     };
     Ok(Outgoing {
         topic: SCHEME_DEADLINE_APPROACHING.to_string(),
         key: scheme.scheme_id.as_bytes().to_vec(),
+        partition: None,
+        timestamp_ms: None,
+        payload: codec.encode(SCHEME_DEADLINE_APPROACHING, &event).await?,
+        headers: Vec::new(),
+    })
+}
+
+/// The day's birthday record: one for the day, whatever the count.
+async fn ages_record(codec: &fleet::avro::Codec, day: Date) -> Result<Outgoing> {
+    let event = DeadlineApproaching {
+        event_id: format!("sweep:ages:{day}"),
+        scheme_id: String::new(),
+        deadline: day.to_string(),
+        as_of: Some(day.to_string()),
+        ages: true,
+    };
+    Ok(Outgoing {
+        topic: SCHEME_DEADLINE_APPROACHING.to_string(),
+        key: b"ages".to_vec(),
         partition: None,
         timestamp_ms: None,
         payload: codec.encode(SCHEME_DEADLINE_APPROACHING, &event).await?,

@@ -44,6 +44,9 @@ pub struct StoredProfile {
     pub state: Option<String>,
     pub as_of: Date,
     pub position: Position,
+    /// The next birthday after `as_of` on which the age reaches one a held rule tests
+    /// (`engine::calendar::next_age_change`): the daily sweep's day for this user.
+    pub next_age_change: Option<Date>,
 }
 
 /// The last known outcome of one (user, scheme), as stored (`user_verdicts`).
@@ -212,7 +215,10 @@ pub fn run(
     trigger: Trigger,
     as_of: Date,
 ) -> Option<PassOutput> {
-    let inputs = Inputs::of(user, trigger)?;
+    let mut inputs = Inputs::of(user, trigger)?;
+    // The profile as it reads on the pass's date: the age from the date of birth
+    // (docs/semantics.md, "Age on a date").
+    inputs.profile = inputs.profile.into_on(as_of);
     let state = state_of(book, &inputs.profile);
     let previous_state = user.profile.as_ref().and_then(|p| p.state.clone());
     let candidates = book.candidates(state.as_deref(), as_of);
@@ -255,7 +261,9 @@ pub fn run(
         leave(user_id, user, &scheme, cause, &input_hash, as_of, &mut out);
     }
     out.events.push(pass.summary(user, results));
-    inputs.remember(user, state, as_of);
+    let next_age_change =
+        engine::calendar::next_age_change(&book.age_turns, &inputs.profile, as_of);
+    inputs.remember(user, state, as_of, next_age_change);
     Some(out)
 }
 
@@ -314,10 +322,17 @@ impl<'a> Inputs<'a> {
 
     /// The profile as the user's current one. `profile_current` changes with a new profile or
     /// a new date, not with a re-evaluation on the same date, which has no new snapshot.
-    fn remember(self, user: &mut UserState, state: Option<String>, as_of: Date) {
+    fn remember(
+        self,
+        user: &mut UserState,
+        state: Option<String>,
+        as_of: Date,
+        next_age_change: Option<Date>,
+    ) {
         let new_snapshot = self.only.is_none();
-        let stored_as_of = user.profile.as_ref().map(|p| p.as_of);
-        user.profile_touched |= new_snapshot || stored_as_of != Some(as_of);
+        let stored = user.profile.as_ref().map(|p| (p.as_of, p.next_age_change));
+        // A rule change can move the next age change too (a new age limit).
+        user.profile_touched |= new_snapshot || stored != Some((as_of, next_age_change));
         if new_snapshot {
             user.snapshots
                 .push((self.profile.input_snapshot_hash.clone(), self.json.clone()));
@@ -328,6 +343,7 @@ impl<'a> Inputs<'a> {
             state,
             as_of,
             position: self.position,
+            next_age_change,
         });
     }
 }
@@ -344,9 +360,21 @@ fn plan(
     candidates: &Candidates,
     as_of: Date,
 ) -> (Vec<(usize, Cause)>, Vec<Arc<str>>) {
-    let changed_fields: Vec<usize> = match (&user.profile, inputs.only) {
-        (_, Some(_)) => Vec::new(),
-        (Some(stored), None) if !inputs.full => inputs.profile.changed_fields(&stored.profile),
+    // The stored profile as it read on its own date, against the new one on the pass's date:
+    // an age that moved with the calendar is a changed field.
+    let before = user.profile.as_ref().map(|p| p.profile.on(p.as_of));
+    let changed_fields: Vec<usize> = match (&before, inputs.only) {
+        (Some(before), None) if !inputs.full => inputs.profile.changed_fields(before),
+        (Some(before), Some(_)) => {
+            let age = book.catalogue.id("identity.age");
+            inputs
+                .profile
+                .changed_fields(before)
+                .into_iter()
+                .filter(|&f| Some(f) == age)
+                .collect()
+        }
+        (None, Some(_)) => Vec::new(),
         _ => (0..book.catalogue.len()).collect(),
     };
     let reading = book.reading(&changed_fields);
@@ -369,22 +397,25 @@ fn plan(
         if !wanted {
             continue;
         }
-        let cause = match stored {
-            Some(s) if s.rule_key != book.key(index) => Cause::RuleChanged,
-            _ if inputs.only.is_some() => Cause::RuleChanged,
+        let cause = match (stored, inputs.only) {
+            (Some(s), _) if s.rule_key != book.key(index) => Cause::RuleChanged,
+            (_, Some(schemes)) if schemes.contains(&rule.scheme_id) => Cause::RuleChanged,
+            // A re-evaluation reaches a scheme it does not name only through the age, which
+            // moved with the date (a birthday).
+            (_, Some(_)) => Cause::AgeChanged,
             _ => Cause::ProfileChanged,
         };
         // The change reached none of the rule's conditions: its stored outcome stands, as
         // for a rule that reads no changed field.
-        let unmoved = match (stored, &user.profile) {
+        let unmoved = match (stored, &before) {
             (Some(s), Some(before)) => {
-                cause == Cause::ProfileChanged
+                matches!(cause, Cause::ProfileChanged | Cause::AgeChanged)
                     && !inputs.full
                     && applicability(rule, s.as_of) == applicability(rule, as_of)
                     && engine::deps::outcome_unchanged(
                         &book.catalogue,
                         rule,
-                        &before.profile,
+                        before,
                         &inputs.profile,
                         &change,
                         as_of,
@@ -708,10 +739,11 @@ mod tests {
             (
                 prop::option::of(any::<bool>()),
                 prop::option::of(prop::sample::select(vec!["female", "male"])),
+                prop::option::of((1925i32..2020, 1u8..13, 1u8..29)),
             ),
         )
             .prop_map(
-                |((age, state, rural), (income, bpl, documents), (employee, gender))| {
+                |((age, state, rural), (income, bpl, documents), (employee, gender, born))| {
                     let mut p = json!({
                         "user_id": "u1",
                         "identity": {"verified_documents": documents},
@@ -726,6 +758,11 @@ mod tests {
                     }
                     if let Some(gender) = gender {
                         p["identity"]["gender"] = gender.into();
+                    }
+                    // The age then follows the calendar (docs/semantics.md, "Age on a date").
+                    if let Some((year, month, day)) = born {
+                        p["identity"]["date_of_birth"] =
+                            format!("{year}-{month:02}-{day:02}").into();
                     }
                     if let Some(income) = income {
                         p["economic"]["annual_income"] = income.into();
@@ -775,18 +812,32 @@ mod tests {
         /// the stored verdicts are exactly a full evaluation of the last profile.
         #[test]
         fn the_stored_state_after_a_stream_equals_a_full_re_evaluation(
-            stream in prop::collection::vec((profile(), prop_oneof![Just(0i64), 1i64..400], any::<bool>()), 1..6),
+            stream in prop::collection::vec((profile(), prop_oneof![Just(0i64), 1i64..400], 0u8..3), 1..6),
         ) {
             let book = &*BOOK;
             let mut store = Store::default();
             let mut day = Date::parse("2024-01-01").unwrap().day_number();
             let mut last: Option<(Profile, Date)> = None;
             let mut previous: Option<Json> = None;
-            for (offset, (generated, days_later, income_only)) in stream.into_iter().enumerate() {
-                // Half the updates change only the income of the previous profile, as most
-                // real updates do: most rules reading it keep their outcome (`Planned::kept`).
-                let json = match (&previous, income_only) {
-                    (Some(before), true) => {
+            let no_scheme = BTreeSet::new();
+            for (offset, (generated, days_later, kind)) in stream.into_iter().enumerate() {
+                if let (2, Some((profile, _))) = (kind, &last) {
+                    // The daily sweep's birthday re-evaluation: no new data, a later date, no
+                    // scheme named (the age that moved picks the rules).
+                    day += days_later;
+                    let as_of = Date::from_day_number(day).unwrap();
+                    let trigger = Trigger::Reevaluate { schemes: &no_scheme, batch: &[] };
+                    let mut user = store.load();
+                    let out = run(book, "u1", &mut user, trigger, as_of).expect("a stored profile");
+                    prop_assert!(out.disagreements.is_empty(), "{:?}", out.disagreements);
+                    store.commit(&user);
+                    last = Some((profile.clone(), as_of));
+                    continue;
+                }
+                // A third of the updates change only the income of the previous profile, as
+                // most real updates do: most rules reading it keep their outcome.
+                let json = match (&previous, kind) {
+                    (Some(before), 1) => {
                         let mut json = before.clone();
                         let economic = json["economic"].as_object_mut().unwrap();
                         match generated["economic"].get("annual_income") {
@@ -815,11 +866,12 @@ mod tests {
                 // (pipelining): it must be what the store reads back.
                 let (carried, stored) = (user.carried_over(), store.load());
                 prop_assert_eq!(&carried.verdicts, &stored.verdicts);
-                let snapshot = |p: Option<StoredProfile>| p.map(|p| (p.json, p.state, p.as_of, p.position));
+                let snapshot = |p: Option<StoredProfile>| p.map(|p| (p.json, p.state, p.as_of, p.position, p.next_age_change));
                 prop_assert_eq!(snapshot(carried.profile), snapshot(stored.profile));
                 last = Some((profile, as_of));
             }
             let (profile, as_of) = last.unwrap();
+            let profile = profile.on(as_of);
             let state = state_of(book, &profile);
             let mut expected = BTreeMap::new();
             for &index in &book.candidates(state.as_deref(), as_of).indices {

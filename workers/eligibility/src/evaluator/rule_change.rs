@@ -42,12 +42,15 @@ use super::store::{self, BatchWrite};
 /// Users re-evaluated per page.
 const PAGE: i64 = 5000;
 
-/// What a rule or deadline record changes: a scheme's verdicts, on a date.
+/// What a rule or deadline record changes: a scheme's verdicts, on a date — or, for the day's
+/// birthdays (`ages`), the verdicts the age reaches of the users whose next age change has come.
 struct Change {
     scheme: String,
-    /// The scheme's state (`central` for a central scheme): which partitions it concerns.
+    /// The scheme's state (`central` for a central scheme and for birthdays): which partitions
+    /// it concerns.
     state: String,
     as_of: Date,
+    ages: bool,
 }
 
 pub async fn process(pipeline: &mut Pipeline, record: Record) -> anyhow::Result<Offsets> {
@@ -195,6 +198,7 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
         scheme: rule.scheme_id,
         state: rule.state,
         as_of,
+        ages: false,
     }))
 }
 
@@ -215,6 +219,7 @@ async fn rule_of_copy(pipeline: &Pipeline, record: &Record) -> Result<Change, Re
         scheme: rule.scheme_id,
         state: rule.state,
         as_of,
+        ages: false,
     })
 }
 
@@ -266,6 +271,15 @@ async fn deadline(pipeline: &Pipeline, record: &Record, copy: bool) -> anyhow::R
         Ok(d) => d,
         Err(r) => return Ok(Read::Rejected(r)),
     };
+    if event.ages {
+        // Birthdays concern users of every partition.
+        return Ok(Read::Change(Change {
+            scheme: String::new(),
+            state: "central".into(),
+            as_of,
+            ages: true,
+        }));
+    }
     let state: Option<String> = if copy {
         pipeline
             .book
@@ -287,6 +301,7 @@ async fn deadline(pipeline: &Pipeline, record: &Record, copy: bool) -> anyhow::R
         scheme: event.scheme_id,
         state,
         as_of,
+        ages: false,
     }))
 }
 
@@ -353,7 +368,9 @@ async fn dead_letter(
 
 /// Re-evaluates every stored user the scheme covers (its state's users, or everyone for a
 /// central scheme) on `partition` (every partition for a replay), page by page: verdicts from
-/// the batch engine, traces where gaps may exist.
+/// the batch engine, traces where gaps may exist. For birthdays (`ages`), the users whose next
+/// age change has come, re-evaluated on the rules that read the age (no scheme named: the
+/// pass finds them through the age that moved, and says `age_changed`).
 async fn reevaluate_scheme(
     pipeline: &Pipeline,
     record: &Record,
@@ -365,10 +382,16 @@ async fn reevaluate_scheme(
         scheme,
         state,
         as_of,
+        ages,
     } = change;
     let as_of = *as_of;
     let state: Option<&str> = (state != "central").then_some(state.as_str());
-    let schemes: BTreeSet<String> = [scheme.to_string()].into();
+    let schemes: BTreeSet<String> = if *ages {
+        BTreeSet::new()
+    } else {
+        [scheme.to_string()].into()
+    };
+    let due: Option<String> = ages.then(|| as_of.to_string());
     let started = Instant::now();
     let mut after = String::new();
     let mut total = 0usize;
@@ -379,8 +402,9 @@ async fn reevaluate_scheme(
                 "SELECT user_id FROM profile_current
                  WHERE ($1::text IS NULL OR state = $1) AND ($2::int IS NULL OR owner_partition = $2)
                        AND user_id > $3
+                       AND ($5::text IS NULL OR next_age_change <= $5::date)
                  ORDER BY user_id LIMIT $4",
-                &[&state, &partition, &after, &PAGE],
+                &[&state, &partition, &after, &PAGE, &due],
             )
             .await?;
         drop(client);
@@ -397,7 +421,8 @@ async fn reevaluate_scheme(
         .await
         .map_err(|e: IoError| {
             m::error(e.kind());
-            anyhow::anyhow!("re-evaluating {scheme} for {}: {e}", record.source())
+            let what = if *ages { "birthdays" } else { scheme.as_str() };
+            anyhow::anyhow!("re-evaluating {what} for {}: {e}", record.source())
         })?;
         sink::after_commit(
             &pipeline.sink(),
@@ -419,7 +444,11 @@ async fn reevaluate_scheme(
         }
     }
     tracing::info!(
-        scheme,
+        scheme = if *ages {
+            "(birthdays)"
+        } else {
+            scheme.as_str()
+        },
         users = total,
         elapsed_ms = started.elapsed().as_millis() as u64,
         "scheme re-evaluated"
@@ -510,7 +539,9 @@ fn batch_outcomes(
     if rules.is_empty() || with_profile.is_empty() {
         return Ok(HashMap::new());
     }
-    let profiles: Vec<engine::Profile> = with_profile.iter().map(|(_, p)| (*p).clone()).collect();
+    // As the users read on the date, as their passes will (docs/semantics.md, "Age on a date").
+    let profiles: Vec<std::borrow::Cow<engine::Profile>> =
+        with_profile.iter().map(|(_, p)| p.on(as_of)).collect();
     let columns = ProfileColumns::new(&book.catalogue, &profiles);
     let program = Program::compile(&rules);
     let started = Instant::now();

@@ -26,6 +26,9 @@ pub struct RuleBook {
     candidates: Mutex<CandidateCache>,
     /// Compiled on first use, per state.
     programs: Mutex<HashMap<Option<String>, Arc<StateProgram>>>,
+    /// The ages at which a held rule's conditions on the age turn (`engine::calendar`): a
+    /// user's next such birthday is stored for the daily sweep.
+    pub age_turns: Vec<i64>,
 }
 
 /// The rules a citizen of one state can hold (central and the state's, every version held:
@@ -72,6 +75,7 @@ impl RuleBook {
             .collect::<anyhow::Result<_>>()?;
         let all: Vec<&Rule> = rules.rules.iter().collect();
         let index = DependencyIndex::new(&all, catalogue.len());
+        let age_turns = engine::calendar::age_turns(&catalogue, all.iter().copied());
         let position = rules
             .rules
             .iter()
@@ -79,6 +83,7 @@ impl RuleBook {
             .map(|(i, r)| (r.rule_id.clone(), i))
             .collect();
         Ok(RuleBook {
+            age_turns,
             catalogue,
             rules,
             revision,

@@ -37,7 +37,7 @@ pub async fn load_users(
         "read_snapshot",
         client.query(
             "SELECT c.user_id, s.profile::text, c.state, c.as_of::text, c.source_topic,
-                    c.source_partition, c.source_offset
+                    c.source_partition, c.source_offset, c.next_age_change::text
              FROM profile_current c JOIN profile_snapshots s ON s.input_hash = c.input_hash
              WHERE c.user_id = ANY($1)",
             &[&users],
@@ -71,6 +71,7 @@ pub async fn load_users(
                 partition: row.get(5),
                 offset: row.get(6),
             },
+            next_age_change: row.get::<_, Option<&str>>(7).map(date).transpose()?,
         });
     }
     for row in verdicts {
@@ -202,6 +203,7 @@ async fn write_profiles(
     let mut partitions = Vec::new();
     let mut offsets = Vec::new();
     let mut owners = Vec::new();
+    let mut age_changes: Vec<Option<String>> = Vec::new();
     let mut snapshot_hashes = Vec::new();
     let mut snapshot_jsons = Vec::new();
     for (user_id, user) in users {
@@ -220,6 +222,7 @@ async fn write_profiles(
         partitions.push(p.position.partition);
         offsets.push(p.position.offset);
         owners.push(partition_map().partition_for(p.state.as_deref(), user_id));
+        age_changes.push(p.next_age_change.map(|d| d.to_string()));
     }
     if ids.is_empty() {
         return Ok(());
@@ -233,16 +236,18 @@ async fn write_profiles(
     .await?;
     tx.execute(
         "INSERT INTO profile_current (user_id, input_hash, state, as_of, source_topic,
-                                      source_partition, source_offset, owner_partition)
-         SELECT u, h, s, d::date, t, p, o, w
+                                      source_partition, source_offset, owner_partition,
+                                      next_age_change)
+         SELECT u, h, s, d::date, t, p, o, w, a::date
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
-                     $7::bigint[], $8::int[])
-              AS x(u, h, s, d, t, p, o, w)
+                     $7::bigint[], $8::int[], $9::text[])
+              AS x(u, h, s, d, t, p, o, w, a)
          ON CONFLICT (user_id) DO UPDATE SET input_hash = EXCLUDED.input_hash, state = EXCLUDED.state,
              as_of = EXCLUDED.as_of, source_topic = EXCLUDED.source_topic,
              source_partition = EXCLUDED.source_partition, source_offset = EXCLUDED.source_offset,
-             owner_partition = EXCLUDED.owner_partition, updated_at = now()",
-        &[&ids, &hashes, &states, &dates, &topics, &partitions, &offsets, &owners],
+             owner_partition = EXCLUDED.owner_partition, next_age_change = EXCLUDED.next_age_change,
+             updated_at = now()",
+        &[&ids, &hashes, &states, &dates, &topics, &partitions, &offsets, &owners, &age_changes],
     )
     .await?;
     Ok(())

@@ -191,7 +191,8 @@ pub fn derive_facts(
     }
     let as_of = Date::parse(&subject.as_of)
         .ok_or_else(|| format!("as_of {:?} is not a date (YYYY-MM-DD)", subject.as_of))?;
-    let evaluation = engine::evaluate(catalogue, rule, profile, as_of)
+    let profile = profile.on(as_of);
+    let evaluation = engine::evaluate(catalogue, rule, &profile, as_of)
         .map_err(|why| format!("{} does not apply on {as_of}: {why:?}", rule.rule_id))?;
     if evaluation.verdict != subject.verdict {
         return Err(format!(
