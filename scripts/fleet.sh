@@ -15,6 +15,11 @@
 #                             re-evaluate every citizen end to end (FLEET_BENCH_EVALUATORS,
 #                             default 1: one run per evaluator count; the rule's copies are
 #                             re-evaluated by each partition's owner in parallel)
+#   scripts/fleet.sh sweep    bundled corpus, N citizens (FLEET_BENCH_USERS, default 1,000,000),
+#                             then `eligibility sweep --as-of DAY` (FLEET_BENCH_DAY, default
+#                             2025-04-01, the day after a central scheme ends): time until the
+#                             evaluators re-evaluated every citizen due (FLEET_BENCH_EVALUATORS,
+#                             default 1)
 #   scripts/fleet.sh api-bench   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000)
 #                             stored through the fleet, then `eligibility api serve` and wrk
 #                             (installed if missing) on GET /api/v1/eligibility/{user_id}: a
@@ -28,7 +33,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-demo}
-case "$mode" in demo|bench|rule-change|api-bench) ;; *) echo "usage: scripts/fleet.sh [demo|bench|rule-change|api-bench]" >&2; exit 2 ;; esac
+case "$mode" in demo|bench|rule-change|api-bench|sweep) ;; *) echo "usage: scripts/fleet.sh [demo|bench|rule-change|api-bench|sweep]" >&2; exit 2 ;; esac
 
 scripts/stack.sh up >/dev/null
 eval "$(scripts/stack.sh env)"
@@ -84,6 +89,10 @@ run_once() {
     "$bin/fleet_traffic" demo
   elif [ "$mode" = api-bench ]; then
     api_bench
+  elif [ "$mode" = sweep ]; then
+    "$bin/fleet_traffic" sweep --group "$ELIGIBILITY_CONSUMER_GROUP" \
+      --users "${FLEET_BENCH_USERS:-1000000}" --day "${FLEET_BENCH_DAY:-2025-04-01}" \
+      --eligibility "$bin/eligibility"
   elif [ "$mode" = rule-change ]; then
     "$bin/fleet_traffic" rule-change --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-100000}" --rule "${FLEET_BENCH_RULE:-schemes/central/ignoaps.yaml}"
@@ -136,7 +145,7 @@ if [ "$mode" = bench ]; then
     if [ -n "${FLEET_BENCH_BASELINE:-}" ]; then run_once "$count" "$FLEET_BENCH_BASELINE"; fi
     run_once "$count"
   done
-elif [ "$mode" = rule-change ]; then
+elif [ "$mode" = rule-change ] || [ "$mode" = sweep ]; then
   for count in ${FLEET_BENCH_EVALUATORS:-1}; do run_once "$count"; done
 else
   run_once 1
