@@ -90,9 +90,15 @@ run_once() {
   elif [ "$mode" = api-bench ]; then
     api_bench
   elif [ "$mode" = sweep ]; then
+    # A population this large does not fit the local Redis's memory as cache entries (about
+    # 30 KB per citizen): for the run, the cache is bounded and evicts the least recently used
+    # entries, as a production cache would be sized; the bound is lifted afterwards.
+    redis-cli -p "${ELIGIBILITY_STACK_REDIS_PORT:-6379}" config set maxmemory 2gb >/dev/null
+    redis-cli -p "${ELIGIBILITY_STACK_REDIS_PORT:-6379}" config set maxmemory-policy allkeys-lru >/dev/null
     "$bin/fleet_traffic" sweep --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-1000000}" --day "${FLEET_BENCH_DAY:-2025-04-01}" \
       --eligibility "$bin/eligibility"
+    redis-cli -p "${ELIGIBILITY_STACK_REDIS_PORT:-6379}" config set maxmemory 0 >/dev/null
   elif [ "$mode" = rule-change ]; then
     "$bin/fleet_traffic" rule-change --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-100000}" --rule "${FLEET_BENCH_RULE:-schemes/central/ignoaps.yaml}"

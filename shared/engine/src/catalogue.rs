@@ -3,7 +3,7 @@
 //! The catalogue is data (`schemas/field_catalogue.json`); adding a field never needs code.
 
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::error::EngineError;
 
@@ -67,9 +67,13 @@ pub struct FieldSpec {
     #[serde(default)]
     pub description: String,
     /// How a citizen is asked for the field when it is missing ("Tell us whether your household
-    /// is on the BPL list"); every boolean field has one.
+    /// is on the BPL list"); every field has one.
     #[serde(default)]
     pub question: Option<String>,
+    /// How values read to citizens where the code is not the words (`pan` → "PAN card");
+    /// other codes read with spaces for underscores.
+    #[serde(default)]
+    pub value_words: BTreeMap<String, String>,
 }
 
 impl FieldSpec {
@@ -120,9 +124,15 @@ impl Catalogue {
                     field.name
                 )));
             }
-            if field.field_type == FieldType::Boolean && field.question.is_none() {
+            if field.question.is_none() {
                 return Err(EngineError::Catalogue(format!(
-                    "field {:?}: a boolean field needs a `question` (how a citizen is asked for it)",
+                    "field {:?}: every field needs a `question` (how a citizen is asked for it)",
+                    field.name
+                )));
+            }
+            if let Some(code) = field.value_words.keys().find(|c| !field.allows_value(c)) {
+                return Err(EngineError::Catalogue(format!(
+                    "field {:?}: `value_words` names {code:?}, which is not one of its values",
                     field.name
                 )));
             }

@@ -509,7 +509,7 @@ pub fn evaluate<'a>(
     let could_become_eligible = verdict != Verdict::Eligible
         && !needed_fields.is_empty()
         && eligible_at_best(rule, profile);
-    let next_steps = next_steps(rule, verdict, &gaps, &needed_fields);
+    let next_steps = next_steps(catalogue, rule, verdict, &gaps, &needed_fields);
     Ok(Evaluation {
         evaluation_id: evaluation_id(rule, &profile.input_snapshot_hash, as_of),
         user_id: profile.user_id.as_deref(),

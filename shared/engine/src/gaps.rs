@@ -294,62 +294,124 @@ impl fmt::Display for GapText<'_> {
             return Ok(());
         }
         let name = spec.human_name();
-        let not = if negated { "not " } else { "" };
-        let requirement = &leaf.requirement;
-        match (kind, actual) {
-            (GapKind::Exclusion, Some(actual)) => match &leaf.label {
-                Some(label) => write!(
-                    f,
-                    "Excluded: {label} (your {name} is {})",
-                    ShownValue(spec, actual)
-                ),
-                None => write!(
-                    f,
-                    "Excluded: {name} must be {not}{requirement} (your {name} is {})",
-                    ShownValue(spec, actual)
-                ),
+        let Some(actual) = actual else {
+            // Unknown: the catalogue's question for the field, whatever the condition — "it is
+            // needed to check that it is yes" says nothing a citizen can act on.
+            return match &spec.question {
+                Some(question) => f.write_str(question),
+                None => write!(f, "Tell us your {name}"),
+            };
+        };
+        match kind {
+            GapKind::Exclusion => match &leaf.label {
+                Some(label) => write!(f, "Excluded: {label}"),
+                None => write!(f, "Excluded: {name}: {}", ShownValue(spec, actual)),
             },
-            // One document to get verified says so; any other test of the list keeps the rule's
-            // wording.
-            (GapKind::Document, Some(_)) => match (&leaf.operand, leaf.op, negated) {
+            // One document to get verified says so; a document the scheme is not for says that.
+            GapKind::Document => match (&leaf.operand, leaf.op, negated) {
                 (Operand::One(document), Op::Contains, false) => {
                     write!(f, "Get your {} verified", Shown(spec, document))
                 }
+                (Operand::One(document), Op::NotContains, false)
+                | (Operand::One(document), Op::Contains, true) => write!(
+                    f,
+                    "The scheme is not for people with a verified {}",
+                    Shown(spec, document)
+                ),
                 _ => write!(
                     f,
-                    "You need a verified document: {name} must be {not}{requirement}"
+                    "Your verified documents must {}be {}; they are {}",
+                    if negated { "not " } else { "" },
+                    leaf.requirement,
+                    ShownValue(spec, actual)
                 ),
             },
-            (GapKind::Threshold, Some(actual)) => threshold_text(f, spec, leaf, actual),
+            GapKind::Threshold => threshold_text(f, spec, leaf, actual),
             // A yes/no fact that is the wrong way round: the condition in the rule's words
             // ("Must be Below Poverty Line: your record says no"), not "must be yes; it is no".
-            (GapKind::Category, Some(actual)) if spec.field_type == FieldType::Boolean => {
-                match &leaf.label {
-                    Some(label) => {
-                        write!(f, "{label}: your record says {}", ShownValue(spec, actual))
-                    }
-                    None => write!(
+            _ if spec.field_type == FieldType::Boolean => match &leaf.label {
+                Some(label) => {
+                    write!(f, "{label}: your record says {}", ShownValue(spec, actual))
+                }
+                None => write!(
+                    f,
+                    "Your record says {} for {name}; the scheme needs the opposite",
+                    ShownValue(spec, actual)
+                ),
+            },
+            // A list the scheme needs an item in, or must not find one in.
+            _ if spec.field_type == FieldType::List => {
+                let negative = negated != (leaf.op == Op::NotContains);
+                match (&leaf.operand, negative) {
+                    (Operand::One(item), false) => write!(
                         f,
-                        "Your record says {} for {name}; the scheme needs the opposite",
+                        "Needed among your {name}: {} (you have {})",
+                        Shown(spec, item),
+                        ShownValue(spec, actual)
+                    ),
+                    (Operand::One(item), true) => write!(
+                        f,
+                        "The scheme is not for people with {} among their {name}",
+                        Shown(spec, item)
+                    ),
+                    _ => write!(
+                        f,
+                        "Your {name} must {}be {} (you have {})",
+                        if negative { "not " } else { "" },
+                        leaf.requirement,
                         ShownValue(spec, actual)
                     ),
                 }
             }
-            (GapKind::Category, Some(actual)) => write!(
-                f,
-                "Your {name} must be {not}{requirement}; it is {}",
-                ShownValue(spec, actual)
-            ),
-            // A yes/no fact is asked for plainly: "it is needed to check that it is yes" says
-            // nothing a citizen can act on.
-            (_, None) if spec.field_type == FieldType::Boolean => {
-                f.write_str(spec.question.as_deref().unwrap_or(name))
+            _ => {
+                // "must be artisan, weaver or fisher", "must not be SC or ST".
+                let negative = negated != matches!(leaf.op, Op::Neq | Op::NotIn);
+                let wanted = match leaf.op {
+                    Op::Neq | Op::NotIn | Op::Eq | Op::In => Either::Values(leaf),
+                    _ => Either::Requirement(&leaf.requirement),
+                };
+                write!(
+                    f,
+                    "Your {name} must {}be {}; it is {}",
+                    if negative { "not " } else { "" },
+                    wanted.shown(spec),
+                    ShownValue(spec, actual)
+                )
             }
-            _ => write!(
-                f,
-                "We do not have your {name}; it is needed to check that it is {not}{requirement}"
-            ),
         }
+    }
+}
+
+/// What a category condition asks for: its values ("artisan, weaver or fisher"), or for other
+/// operators the requirement as rendered at load.
+enum Either<'a> {
+    Values(&'a Leaf),
+    Requirement(&'a str),
+}
+
+impl Either<'_> {
+    fn shown(&self, spec: &FieldSpec) -> String {
+        match self {
+            Either::Requirement(words) => words.to_string(),
+            Either::Values(leaf) => match &leaf.operand {
+                Operand::One(v) => Shown(spec, v).to_string(),
+                Operand::Many(values) => {
+                    let shown: Vec<String> =
+                        values.iter().map(|v| Shown(spec, v).to_string()).collect();
+                    or_list(&shown)
+                }
+                Operand::Range(..) => leaf.requirement.clone(),
+            },
+        }
+    }
+}
+
+/// "a", "a or b", "a, b or c".
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
     }
 }
 
@@ -446,32 +508,73 @@ fn threshold_text(
     leaf: &Leaf,
     actual: &FieldValue,
 ) -> fmt::Result {
-    let shown = ShownValue(spec, actual);
+    // A quantity with its unit ("2.50 hectares"); money has its sign and an age needs none.
+    let unit = spec
+        .unit
+        .as_deref()
+        .filter(|u| !spec.is_money() && *u != "years")
+        .map_or(String::new(), |u| format!(" {u}"));
+    let shown = format!("{}{unit}", ShownValue(spec, actual));
     let gap = actual.scalar().and_then(|a| distance(leaf, a));
     let amount = |d: f64| Amount(spec, d);
-    let bound = |s| Shown(spec, s);
+    let bound = |s| format!("{}{unit}", Shown(spec, s));
     let name = spec.human_name();
+    let age = leaf.field_name == AGE;
+    let dated = spec.field_type == FieldType::Date;
     match (&leaf.operand, leaf.op, gap) {
-        (Operand::One(e), Op::Gte | Op::Gt, Some(d)) if leaf.field_name == "identity.age" => {
-            write!(
-                f,
-                "You are {} below the minimum age of {}",
-                amount(d),
-                bound(e)
-            )
+        (Operand::One(e), Op::Gte, Some(d)) if age => write!(
+            f,
+            "You are {} below the minimum age of {}",
+            amount(d),
+            bound(e)
+        ),
+        (Operand::One(e), Op::Lte, Some(d)) if age => write!(
+            f,
+            "You are {} above the maximum age of {}",
+            amount(d),
+            bound(e)
+        ),
+        (Operand::One(e), Op::Gt, _) if age => {
+            write!(f, "You must be older than {}; you are {shown}", bound(e))
         }
-        (Operand::One(e), Op::Gte | Op::Gt, Some(d)) => write!(
+        (Operand::One(e), Op::Lt, _) if age => {
+            write!(f, "You must be younger than {}; you are {shown}", bound(e))
+        }
+        (Operand::Range(lo, hi), _, _) if age => write!(
+            f,
+            "You must be between {} and {} years old; you are {shown}",
+            bound(lo),
+            bound(hi)
+        ),
+        // Dates are before and after, not more and less.
+        (Operand::One(e), op, _) if dated => {
+            let relation = match op {
+                Op::Gt => "after",
+                Op::Gte => "on or after",
+                Op::Lt => "before",
+                _ => "on or before",
+            };
+            write!(f, "Your {name} ({shown}) must be {relation} {}", bound(e))
+        }
+        (Operand::One(e), Op::Gte, Some(d)) => write!(
             f,
             "Your {name} ({shown}) is {} below the minimum of {}",
             amount(d),
             bound(e)
         ),
-        (Operand::One(e), Op::Lte | Op::Lt, Some(d)) => write!(
+        (Operand::One(e), Op::Lte, Some(d)) => write!(
             f,
             "Your {name} ({shown}) is {} above the limit of {}",
             amount(d),
             bound(e)
         ),
+        // A strict bound says so: "0 below the minimum" would be wrong.
+        (Operand::One(e), Op::Gt, _) => {
+            write!(f, "Your {name} ({shown}) must be more than {}", bound(e))
+        }
+        (Operand::One(e), Op::Lt, _) => {
+            write!(f, "Your {name} ({shown}) must be less than {}", bound(e))
+        }
         (Operand::Range(lo, hi), _, _) => write!(
             f,
             "Your {name} ({shown}) must be between {} and {}",
@@ -565,7 +668,7 @@ impl fmt::Display for Shown<'_> {
             Scalar::Num(n) => write!(f, "{}", IndianNumber(*n)),
             Scalar::Bool(true) => f.write_str("yes"),
             Scalar::Bool(false) => f.write_str("no"),
-            Scalar::Str(s) => words(f, s),
+            Scalar::Str(s) => words(f, Some(spec), s),
             Scalar::Date(d) => write!(f, "{d}"),
         }
     }
@@ -579,24 +682,33 @@ impl fmt::Display for ShownValue<'_> {
         match self.1 {
             FieldValue::Scalar(s) => write!(f, "{}", Shown(self.0, s)),
             FieldValue::List(items) if items.is_empty() => f.write_str("none"),
-            FieldValue::List(items) => word_list(f, items),
+            FieldValue::List(items) => word_list(f, Some(self.0), items),
         }
     }
 }
 
-/// Codes as words, joined with commas: `[bpl_card, voter_id]` → "bpl card, voter id".
-pub(crate) fn word_list(f: &mut fmt::Formatter<'_>, codes: &[String]) -> fmt::Result {
+/// Codes as words, joined with commas: `[bpl_card, voter_id]` → "BPL card, voter ID" (the
+/// field's `value_words`, else spaces for underscores).
+pub(crate) fn word_list(
+    f: &mut fmt::Formatter<'_>,
+    spec: Option<&FieldSpec>,
+    codes: &[String],
+) -> fmt::Result {
     for (i, code) in codes.iter().enumerate() {
         if i > 0 {
             f.write_str(", ")?;
         }
-        words(f, code)?;
+        words(f, spec, code)?;
     }
     Ok(())
 }
 
-/// A code as words: `small_marginal` → "small marginal".
-fn words(f: &mut fmt::Formatter<'_>, code: &str) -> fmt::Result {
+/// A code as words: the catalogue's words for it (`pan` → "PAN card"), else `small_marginal`
+/// → "small marginal".
+fn words(f: &mut fmt::Formatter<'_>, spec: Option<&FieldSpec>, code: &str) -> fmt::Result {
+    if let Some(words) = spec.and_then(|s| s.value_words.get(code)) {
+        return f.write_str(words);
+    }
     for (i, part) in code.split('_').enumerate() {
         if i > 0 {
             f.write_str(" ")?;

@@ -6,6 +6,7 @@
 use serde::Serialize;
 use std::fmt;
 
+use crate::catalogue::{Catalogue, FieldSpec};
 use crate::gaps::{Gap, GapText, word_list};
 use crate::outcome::Verdict;
 use crate::rule::Rule;
@@ -14,24 +15,31 @@ use crate::rule::Rule;
 pub enum NextStep<'a> {
     /// "Apply at …": the rule's portal, without scheme or trailing slash.
     Apply { portal: &'a str },
-    /// "Keep ready: …": the documents the rule requires.
-    KeepReady { documents: &'a [String] },
+    /// "Keep ready: …": the documents the rule requires (`documents`: how the catalogue words
+    /// them).
+    KeepReady {
+        documents: &'a [String],
+        words: Option<&'a FieldSpec>,
+    },
     /// A gap to close, in the gap's own words.
     Close(GapText<'a>),
     /// "Once these are met, apply at …".
     ApplyOnceMet { portal: &'a str },
+    /// Why a NOT_ELIGIBLE verdict stands when no answer could change it: its first gap.
+    WhyNot(GapText<'a>),
 }
 
 impl fmt::Display for NextStep<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NextStep::Apply { portal } => write!(f, "Apply at {portal}"),
-            NextStep::KeepReady { documents } => {
+            NextStep::KeepReady { documents, words } => {
                 f.write_str("Keep ready: ")?;
-                word_list(f, documents)
+                word_list(f, *words, documents)
             }
             NextStep::Close(gap) => write!(f, "{gap}"),
             NextStep::ApplyOnceMet { portal } => write!(f, "Once these are met, apply at {portal}"),
+            NextStep::WhyNot(gap) => write!(f, "Not for you: {gap}"),
         }
     }
 }
@@ -43,9 +51,10 @@ impl Serialize for NextStep<'_> {
 }
 
 /// The steps for a verdict: how to apply when ELIGIBLE, the gaps to close and then where to
-/// apply when PARTIAL_MATCH, and otherwise only the questions whose answers could still change
-/// the verdict (`needed`).
+/// apply when PARTIAL_MATCH, and otherwise the questions whose answers could still change the
+/// verdict (`needed`) — or, when there are none, why the verdict stands (never nothing).
 pub(crate) fn next_steps<'a>(
+    catalogue: &'a Catalogue,
     rule: &'a Rule,
     verdict: Verdict,
     gaps: &[Gap<'a>],
@@ -64,6 +73,7 @@ pub(crate) fn next_steps<'a>(
             if !rule.documents_required.is_empty() {
                 steps.push(NextStep::KeepReady {
                     documents: &rule.documents_required,
+                    words: catalogue.id(DOCUMENTS).map(|field| catalogue.field(field)),
                 });
             }
         }
@@ -72,14 +82,29 @@ pub(crate) fn next_steps<'a>(
             close(&mut steps, gaps.iter());
             steps.extend(portal.map(|portal| NextStep::ApplyOnceMet { portal }));
         }
-        Verdict::NotEligible | Verdict::NotApplicable => close(
-            &mut steps,
-            gaps.iter()
-                .filter(|g| g.actual.is_none() && needed.contains(&g.field)),
-        ),
+        Verdict::NotEligible | Verdict::NotApplicable => {
+            close(
+                &mut steps,
+                gaps.iter()
+                    .filter(|g| g.actual.is_none() && needed.contains(&g.field)),
+            );
+            if steps.is_empty() {
+                // A bar first (an exclusion, a category the scheme is not for), then any known
+                // fact that fails (an unknown one decides nothing here: it is not needed).
+                let reason = gaps
+                    .iter()
+                    .find(|g| g.actual.is_some() && !g.closable_by.by_citizen())
+                    .or_else(|| gaps.iter().find(|g| g.actual.is_some()))
+                    .or_else(|| gaps.first());
+                steps.extend(reason.map(|g| NextStep::WhyNot(g.gap_description)));
+            }
+        }
     }
     steps
 }
+
+/// The list field whose items are documents.
+const DOCUMENTS: &str = "identity.verified_documents";
 
 /// A step per gap, but one for the documents of one "any one of" group.
 fn close<'a, 'g>(steps: &mut Vec<NextStep<'a>>, gaps: impl Iterator<Item = &'g Gap<'a>>)

@@ -1538,7 +1538,7 @@ fn next_steps_follow_the_verdict() {
             json!("ELIGIBLE"),
             json!([
                 "Apply at sevasindhu.karnataka.gov.in",
-                "Keep ready: aadhaar card, bpl card"
+                "Keep ready: aadhaar card, BPL card"
             ])
         )
     );
@@ -1557,9 +1557,7 @@ fn next_steps_follow_the_verdict() {
         steps(json!({"identity": {"age": 50}})),
         (
             json!("NOT_ELIGIBLE"),
-            json!([
-                "We do not have your annual household income; it is needed to check that it is at most ₹2,00,000"
-            ])
+            json!(["Tell us your household's total income for the year"])
         )
     );
 }
@@ -1680,7 +1678,7 @@ fn a_tier_condition_is_validated_like_eligibility_with_its_path() {
 }
 
 /// docs/semantics.md, "Evaluation" 6: a missing yes/no fact is asked for with the catalogue's
-/// question, not as "it is needed to check that it is yes"; a catalogue whose boolean field has
+/// question, not as "it is needed to check that it is yes"; a catalogue with a field that has
 /// no question is refused, naming the field.
 #[test]
 fn a_missing_yes_no_fact_is_asked_with_its_question() {
@@ -1731,7 +1729,7 @@ fn any_one_of_several_documents_is_one_sentence_and_one_step() {
         .iter()
         .map(|g| g["gap_description"].as_str().unwrap())
         .collect();
-    let sentence = "Get any one of these verified: age proof, birth certificate or voter id";
+    let sentence = "Get any one of these verified: proof of age, birth certificate or voter ID";
     assert_eq!(texts, [sentence; 3]);
     assert_eq!(
         json["next_steps"],

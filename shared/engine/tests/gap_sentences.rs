@@ -1,0 +1,488 @@
+//! The words of gaps and next steps (docs/semantics.md, "Evaluation": gaps in plain language).
+//!
+//! A golden table: for each field type and operator, with the citizen's value known and
+//! unknown, the sentence a caseworker would write, written here by hand. Then a lint over the
+//! bundled corpus and many profiles: no sentence keeps a code, a machine phrase ("it is yes",
+//! "must be including") or an empty "what next".
+
+use engine::load::parse_rule_yaml;
+use engine::{Catalogue, Date, Profile, Verdict, evaluate};
+use serde_json::{Value, json};
+
+const AS_OF: &str = "2025-01-15";
+
+fn rule_text(condition: &str, exclusion: Option<&str>) -> String {
+    let exclusions = exclusion.map_or(String::new(), |e| format!("exclusions:\n  - {e}\n"));
+    format!(
+        r#"schema_version: "1.0"
+rule_id: "rule_words_test"
+scheme_id: "sch_words_test"
+scheme_name: "Words test scheme"
+state: "central"
+effective_from: "2024-01-01"
+version: 1
+eligibility:
+  operator: AND
+  conditions:
+    - {{field: demographics.district, operator: eq, value: mysuru}}
+    - {condition}
+{exclusions}"#
+    )
+}
+
+/// The gap sentence of the leaf at `/eligibility/conditions/1` (or of the exclusion) for a
+/// citizen of Mysuru with `identity` and `economic` as given.
+fn sentence_of(condition: &str, exclusion: Option<&str>, fields: Value) -> String {
+    let catalogue = Catalogue::bundled();
+    let text = rule_text(condition, exclusion);
+    let rule = parse_rule_yaml(&catalogue, &text, "words.yaml")
+        .unwrap_or_else(|p| panic!("{p:#?}\n{text}"));
+    let mut doc = json!({"demographics": {"district": "mysuru"}});
+    for (namespace, values) in fields.as_object().unwrap() {
+        doc[namespace] = values.clone();
+    }
+    let profile = Profile::from_json(&catalogue, &doc, "p").unwrap();
+    let as_of = Date::parse(AS_OF).unwrap();
+    let evaluation = evaluate(&catalogue, &rule, &profile, as_of).unwrap();
+    let wanted = if exclusion.is_some() {
+        "/exclusions/0"
+    } else {
+        "/eligibility/conditions/1"
+    };
+    let gap = evaluation
+        .gaps
+        .iter()
+        .find(|g| g.path.starts_with(wanted))
+        .unwrap_or_else(|| panic!("no gap at {wanted}: {:#?}", evaluation.gaps));
+    gap.gap_description.to_string()
+}
+
+fn condition(condition: &str, fields: Value) -> String {
+    sentence_of(condition, None, fields)
+}
+
+fn exclusion(exclusion: &str, mut fields: Value) -> String {
+    // The eligibility condition holds, so the exclusion is what bars.
+    fields["identity"] = json!({"gender": "female"});
+    sentence_of(
+        "{field: identity.gender, operator: eq, value: female}",
+        Some(exclusion),
+        fields,
+    )
+}
+
+#[test]
+fn integer_fields() {
+    let age = |op_value: &str| format!("{{field: identity.age, {op_value}}}");
+    let known = |a: i64| json!({"identity": {"age": a}});
+    let cases = [
+        (
+            age("operator: gte, value: 60"),
+            known(58),
+            "You are 2 years below the minimum age of 60",
+        ),
+        (
+            age("operator: gte, value: 60"),
+            json!({}),
+            "Tell us your age",
+        ),
+        (
+            age("operator: lte, value: 40"),
+            known(45),
+            "You are 5 years above the maximum age of 40",
+        ),
+        (
+            age("operator: gt, value: 17"),
+            known(17),
+            "You must be older than 17; you are 17",
+        ),
+        (
+            age("operator: lt, value: 18"),
+            known(20),
+            "You must be younger than 18; you are 20",
+        ),
+        (
+            age("operator: between, value: [18, 40]"),
+            known(58),
+            "You must be between 18 and 40 years old; you are 58",
+        ),
+        (
+            age("operator: eq, value: 60"),
+            known(61),
+            "Your age must be 60; it is 61",
+        ),
+        (
+            age("operator: neq, value: 60"),
+            known(60),
+            "Your age must not be 60; it is 60",
+        ),
+        (
+            age("operator: in, value: [60, 65, 70]"),
+            known(61),
+            "Your age must be 60, 65 or 70; it is 61",
+        ),
+        (
+            age("operator: not_in, value: [60, 65]"),
+            known(65),
+            "Your age must not be 60 or 65; it is 65",
+        ),
+        (
+            "{field: family.children_count, operator: lte, value: 2}".into(),
+            json!({"family": {"children_count": 3}}),
+            "Your number of living children (3) is 1 above the limit of 2",
+        ),
+        (
+            "{field: family.children_count, operator: lt, value: 3}".into(),
+            json!({"family": {"children_count": 3}}),
+            "Your number of living children (3) must be less than 3",
+        ),
+        (
+            "{field: family.children_count, operator: gt, value: 0}".into(),
+            json!({"family": {"children_count": 0}}),
+            "Your number of living children (0) must be more than 0",
+        ),
+        (
+            "{field: family.children_count, operator: lte, value: 2}".into(),
+            json!({}),
+            "Tell us how many living children you have",
+        ),
+    ];
+    for (leaf, fields, expected) in cases {
+        assert_eq!(condition(&leaf, fields), expected, "{leaf}");
+    }
+}
+
+#[test]
+fn number_fields() {
+    let income = |op_value: &str| format!("{{field: economic.annual_income, {op_value}}}");
+    let known = |i: i64| json!({"economic": {"annual_income": i}});
+    let cases = [
+        (
+            income("operator: lte, value: 100000"),
+            known(120_000),
+            "Your annual household income (₹1,20,000) is ₹20,000 above the limit of ₹1,00,000",
+        ),
+        (
+            income("operator: gte, value: 50000"),
+            known(40_000),
+            "Your annual household income (₹40,000) is ₹10,000 below the minimum of ₹50,000",
+        ),
+        (
+            income("operator: between, value: [10000, 50000]"),
+            known(60_000),
+            "Your annual household income (₹60,000) must be between ₹10,000 and ₹50,000",
+        ),
+        (
+            income("operator: lte, value: 100000"),
+            json!({}),
+            "Tell us your household's total income for the year",
+        ),
+        (
+            "{field: economic.land_holding, operator: lte, value: 2}".into(),
+            json!({"economic": {"land_holding": 2.5}}),
+            "Your land holding (2.50 hectares) is 0.50 hectares above the limit of 2 hectares",
+        ),
+    ];
+    for (leaf, fields, expected) in cases {
+        assert_eq!(condition(&leaf, fields), expected, "{leaf}");
+    }
+}
+
+#[test]
+fn boolean_fields() {
+    let bpl = |b: bool| json!({"economic": {"bpl_status": b}});
+    let cases = [
+        (
+            "{field: economic.bpl_status, operator: eq, value: true}",
+            bpl(false),
+            "Your record says no for Below Poverty Line status; the scheme needs the opposite",
+        ),
+        (
+            "{field: economic.bpl_status, operator: eq, value: true, label: \"Must be Below Poverty Line\"}",
+            bpl(false),
+            "Must be Below Poverty Line: your record says no",
+        ),
+        (
+            "{field: economic.bpl_status, operator: neq, value: true}",
+            bpl(true),
+            "Your record says yes for Below Poverty Line status; the scheme needs the opposite",
+        ),
+        (
+            "{field: economic.bpl_status, operator: eq, value: true}",
+            json!({}),
+            "Tell us whether your household is on the Below Poverty Line (BPL) list",
+        ),
+    ];
+    for (leaf, fields, expected) in cases {
+        assert_eq!(condition(leaf, fields), expected, "{leaf}");
+    }
+}
+
+#[test]
+fn string_fields() {
+    let occupation = |o: &str| json!({"economic": {"occupation": o}});
+    let category = |c: &str| json!({"identity": {"social_category": c}});
+    let cases = [
+        (
+            "{field: economic.occupation, operator: in, value: [artisan, weaver, fisher]}",
+            occupation("agricultural_labourer"),
+            "Your occupation must be artisan, weaver or fisher; it is agricultural labourer",
+        ),
+        (
+            "{field: economic.occupation, operator: eq, value: farmer}",
+            occupation("student"),
+            "Your occupation must be farmer; it is student",
+        ),
+        (
+            "{field: economic.occupation, operator: neq, value: salaried}",
+            occupation("salaried"),
+            "Your occupation must not be salaried; it is salaried",
+        ),
+        (
+            "{field: identity.social_category, operator: not_in, value: [sc, st]}",
+            category("sc"),
+            "Your social category must not be SC or ST; it is SC",
+        ),
+        (
+            "{field: identity.social_category, operator: eq, value: obc}",
+            category("general"),
+            "Your social category must be OBC; it is General",
+        ),
+        (
+            "{field: economic.occupation, operator: eq, value: farmer}",
+            json!({}),
+            "Tell us what work you do",
+        ),
+        (
+            "{field: identity.social_category, operator: in, value: [sc, st]}",
+            json!({}),
+            "Tell us your social category (General, OBC, SC, ST or EWS)",
+        ),
+    ];
+    for (leaf, fields, expected) in cases {
+        assert_eq!(condition(leaf, fields), expected, "{leaf}");
+    }
+}
+
+#[test]
+fn date_fields() {
+    let born = |d: &str| json!({"identity": {"date_of_birth": d}});
+    let cases = [
+        (
+            "{field: identity.date_of_birth, operator: lt, value: \"1960-01-01\"}",
+            born("1965-05-01"),
+            "Your date of birth (1965-05-01) must be before 1960-01-01",
+        ),
+        (
+            "{field: identity.date_of_birth, operator: gte, value: \"1990-01-01\"}",
+            born("1985-05-01"),
+            "Your date of birth (1985-05-01) must be on or after 1990-01-01",
+        ),
+        (
+            "{field: identity.date_of_birth, operator: between, value: [\"1950-01-01\", \"1960-12-31\"]}",
+            born("1965-05-01"),
+            "Your date of birth (1965-05-01) must be between 1950-01-01 and 1960-12-31",
+        ),
+        (
+            "{field: identity.date_of_birth, operator: lt, value: \"1960-01-01\"}",
+            json!({}),
+            "Tell us your date of birth",
+        ),
+    ];
+    for (leaf, fields, expected) in cases {
+        assert_eq!(condition(leaf, fields), expected, "{leaf}");
+    }
+}
+
+#[test]
+fn list_fields() {
+    let documents = |d: Value| json!({"identity": {"verified_documents": d}});
+    let cases = [
+        (
+            "{field: identity.verified_documents, operator: contains, value: pan}",
+            documents(json!(["aadhaar"])),
+            "Get your PAN card verified",
+        ),
+        (
+            "{field: identity.verified_documents, operator: contains, value: pan}",
+            json!({}),
+            "Tell us which of your documents are verified",
+        ),
+        (
+            "{field: identity.verified_documents, operator: not_contains, value: pan}",
+            documents(json!(["pan", "aadhaar"])),
+            "The scheme is not for people with a verified PAN card",
+        ),
+        (
+            "{operator: OR, conditions: [{field: identity.verified_documents, operator: contains, value: age_proof}, {field: identity.verified_documents, operator: contains, value: birth_certificate}, {field: identity.verified_documents, operator: contains, value: voter_id}]}",
+            documents(json!(["aadhaar"])),
+            "Get any one of these verified: proof of age, birth certificate or voter ID",
+        ),
+        (
+            "{operator: OR, conditions: [{field: identity.verified_documents, operator: contains, value: age_proof}, {field: identity.verified_documents, operator: contains, value: voter_id}]}",
+            json!({}),
+            "Tell us whether you have any one of these verified: proof of age or voter ID",
+        ),
+        (
+            "{field: eligibility.active_schemes, operator: contains, value: sch_pmay_g}",
+            json!({"eligibility": {"active_schemes": []}}),
+            "Needed among your schemes you already receive: sch pmay g (you have none)",
+        ),
+        (
+            "{field: eligibility.active_schemes, operator: not_contains, value: sch_pmay_g}",
+            json!({"eligibility": {"active_schemes": ["sch_pmay_g"]}}),
+            "The scheme is not for people with sch pmay g among their schemes you already receive",
+        ),
+    ];
+    for (leaf, fields, expected) in cases {
+        assert_eq!(condition(leaf, fields), expected, "{leaf}");
+    }
+}
+
+#[test]
+fn exclusions() {
+    let cases = [
+        (
+            "{field: eligibility.active_schemes, operator: not_contains, value: sch_ka_sandhya_suraksha}",
+            json!({"eligibility": {"active_schemes": ["sch_ka_sandhya_suraksha"]}}),
+            "Excluded: schemes you already receive: sch ka sandhya suraksha",
+        ),
+        (
+            "{field: eligibility.active_schemes, operator: not_contains, value: sch_x, label: \"Already receives the state pension\"}",
+            json!({"eligibility": {"active_schemes": ["sch_x"]}}),
+            "Excluded: Already receives the state pension",
+        ),
+        (
+            "{field: economic.is_government_employee, operator: eq, value: false}",
+            json!({"economic": {"is_government_employee": true}}),
+            "Excluded: government employment in the household: yes",
+        ),
+        (
+            "{field: economic.is_government_employee, operator: eq, value: false}",
+            json!({}),
+            "Tell us whether anyone in your household has or retired from a government job",
+        ),
+    ];
+    for (leaf, fields, expected) in cases {
+        assert_eq!(exclusion(leaf, fields), expected, "{leaf}");
+    }
+}
+
+/// Machine phrases that must never reach a citizen.
+const LEFTOVERS: &[&str] = &[
+    "it is yes",
+    "it is no",
+    "must be including",
+    "must be without",
+    "needed to check",
+    "must be not",
+    "must be one of",
+    "  ",
+    "_",
+    "{",
+    "[",
+    "Some(",
+    "None",
+];
+
+/// Whether `phrase` occurs in `sentence` not as the start of a longer word ("it is no" is not
+/// in "it is none").
+fn contains_phrase(sentence: &str, phrase: &str) -> bool {
+    sentence.match_indices(phrase).any(|(at, _)| {
+        !phrase.ends_with(|c: char| c.is_alphanumeric())
+            || !sentence[at + phrase.len()..].starts_with(|c: char| c.is_alphanumeric())
+    })
+}
+
+fn bundled_rules(catalogue: &Catalogue) -> Vec<engine::Rule> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schemes");
+    let mut rules = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(root)];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                rules.push(parse_rule_yaml(catalogue, &text, &path.display().to_string()).unwrap());
+            }
+        }
+    }
+    rules
+}
+
+/// Profiles that reach many gaps: the examples, and each with one field family removed or
+/// turned the other way.
+fn lint_profiles(catalogue: &Catalogue) -> Vec<Profile> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/profiles");
+    let mut docs = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let mut emptied = doc.clone();
+        for namespace in ["economic", "family", "household"] {
+            emptied[namespace] = json!({});
+        }
+        let mut flipped = doc.clone();
+        if let Some(economic) = flipped["economic"].as_object_mut() {
+            for value in economic.values_mut() {
+                if let Some(b) = value.as_bool() {
+                    *value = (!b).into();
+                }
+            }
+        }
+        flipped["eligibility"]["active_schemes"] =
+            json!(["sch_ka_sandhya_suraksha", "sch_pm_kisan"]);
+        docs.extend([doc, emptied, flipped]);
+    }
+    docs.iter()
+        .map(|d| Profile::from_json(catalogue, d, "lint").unwrap())
+        .collect()
+}
+
+#[test]
+fn no_sentence_of_the_corpus_keeps_a_code_or_a_machine_phrase_and_every_verdict_says_what_next() {
+    let catalogue = Catalogue::bundled();
+    let rules = bundled_rules(&catalogue);
+    let profiles = lint_profiles(&catalogue);
+    let mut checked = 0;
+    for as_of in ["2025-01-15", "2026-06-01"] {
+        let as_of = Date::parse(as_of).unwrap();
+        for profile in &profiles {
+            let profile = profile.on(as_of);
+            for rule in &rules {
+                let Ok(evaluation) = evaluate(&catalogue, rule, &profile, as_of) else {
+                    continue;
+                };
+                let sentences: Vec<String> = evaluation
+                    .gaps
+                    .iter()
+                    .map(|g| g.gap_description.to_string())
+                    .chain(evaluation.next_steps.iter().map(|s| s.to_string()))
+                    .collect();
+                for sentence in &sentences {
+                    let portal = sentence.to_lowercase().contains("apply at ");
+                    for leftover in LEFTOVERS.iter().filter(|l| !(portal && **l == "_")) {
+                        assert!(
+                            !contains_phrase(sentence, leftover),
+                            "{}: {leftover:?} in {sentence:?}",
+                            rule.rule_id
+                        );
+                    }
+                    checked += 1;
+                }
+                assert!(
+                    !evaluation.next_steps.is_empty(),
+                    "{}: a {} verdict with nothing next",
+                    rule.rule_id,
+                    evaluation.verdict.name()
+                );
+                if evaluation.verdict == Verdict::Eligible {
+                    assert!(evaluation.gaps.is_empty());
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} sentences checked");
+}
