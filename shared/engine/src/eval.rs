@@ -15,7 +15,7 @@ use crate::benefit::BenefitEstimate;
 use crate::catalogue::Catalogue;
 use crate::date::Date;
 use crate::gaps::{Gap, collect_gaps};
-use crate::next_steps::{NextStep, next_steps};
+use crate::next_steps::{NextStep, Summary, next_steps};
 use crate::outcome::{Exclusions, Outcome, Truth, Verdict, match_score, verdict};
 use crate::profile::Profile;
 use crate::rule::{GroupOp, Leaf, Node, Op, Operand, Rule};
@@ -415,6 +415,9 @@ pub struct Evaluation<'a> {
     /// Not ELIGIBLE yet, but answers to `needed_fields` could make it so: "we need to know",
     /// not "not eligible".
     pub could_become_eligible: bool,
+    /// The verdict in one sentence; "We need to know more" where answers could still make it
+    /// ELIGIBLE, never "not eligible" then.
+    pub summary: Summary,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub benefit_estimate: Option<&'a BenefitEstimate>,
     pub next_steps: Vec<NextStep<'a>>,
@@ -509,7 +512,15 @@ pub fn evaluate<'a>(
     let could_become_eligible = verdict != Verdict::Eligible
         && !needed_fields.is_empty()
         && eligible_at_best(rule, profile);
-    let next_steps = next_steps(catalogue, rule, verdict, &gaps, &needed_fields);
+    let next_steps = next_steps(
+        catalogue,
+        rule,
+        verdict,
+        &gaps,
+        &needed_fields,
+        could_become_eligible,
+    );
+    let summary = Summary::of(verdict, could_become_eligible, needed_fields.len());
     Ok(Evaluation {
         evaluation_id: evaluation_id(rule, &profile.input_snapshot_hash, as_of),
         user_id: profile.user_id.as_deref(),
@@ -529,6 +540,7 @@ pub fn evaluate<'a>(
         gaps,
         needed_fields,
         could_become_eligible,
+        summary,
         benefit_estimate: rule.benefit_for(profile),
         next_steps,
         audit: Audit {

@@ -252,6 +252,12 @@ impl GapText<'_> {
     pub fn same_group(&self, other: &GapText<'_>) -> bool {
         matches!((self.any_of, other.any_of), (Some(a), Some(b)) if std::ptr::eq(a, b))
     }
+
+    /// Whether this is the question for `field` (an unknown value outside an "any one of"
+    /// group).
+    pub fn asks_for(&self, field: &str) -> bool {
+        self.actual.is_none() && self.any_of.is_none() && self.spec.name == field
+    }
 }
 
 impl fmt::Display for GapText<'_> {

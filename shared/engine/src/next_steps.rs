@@ -53,12 +53,15 @@ impl Serialize for NextStep<'_> {
 /// The steps for a verdict: how to apply when ELIGIBLE, the gaps to close and then where to
 /// apply when PARTIAL_MATCH, and otherwise the questions whose answers could still change the
 /// verdict (`needed`) — or, when there are none, why the verdict stands (never nothing).
+/// When answers could still make the verdict ELIGIBLE (`could_become_eligible`), the questions
+/// for the needed fields come first, one per field.
 pub(crate) fn next_steps<'a>(
     catalogue: &'a Catalogue,
     rule: &'a Rule,
     verdict: Verdict,
     gaps: &[Gap<'a>],
     needed: &[&str],
+    could_become_eligible: bool,
 ) -> Vec<NextStep<'a>> {
     let portal = rule.application.portal_url.as_deref().map(|url| {
         let url = url.strip_prefix("https://").unwrap_or(url);
@@ -79,15 +82,13 @@ pub(crate) fn next_steps<'a>(
         }
         Verdict::PartialMatch => {
             steps.reserve_exact(gaps.len() + 1);
-            close(&mut steps, gaps.iter());
+            let asked = |g: &&Gap| could_become_eligible && is_question(g, needed);
+            close(&mut steps, gaps.iter().filter(asked));
+            close(&mut steps, gaps.iter().filter(|g| !asked(g)));
             steps.extend(portal.map(|portal| NextStep::ApplyOnceMet { portal }));
         }
         Verdict::NotEligible | Verdict::NotApplicable => {
-            close(
-                &mut steps,
-                gaps.iter()
-                    .filter(|g| g.actual.is_none() && needed.contains(&g.field)),
-            );
+            close(&mut steps, gaps.iter().filter(|g| is_question(g, needed)));
             if steps.is_empty() {
                 // A bar first (an exclusion, a category the scheme is not for), then any known
                 // fact that fails (an unknown one decides nothing here: it is not needed).
@@ -103,19 +104,73 @@ pub(crate) fn next_steps<'a>(
     steps
 }
 
+/// The verdict in one sentence (docs/semantics.md, "Evaluation" 8): where answers could still
+/// make it ELIGIBLE it says "We need to know more", never "not eligible".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summary {
+    Eligible,
+    /// Answers to this many needed fields could make it ELIGIBLE.
+    NeedToKnow {
+        questions: usize,
+    },
+    PartialMatch,
+    NotEligible,
+}
+
+impl Summary {
+    pub(crate) fn of(verdict: Verdict, could_become_eligible: bool, needed: usize) -> Summary {
+        match verdict {
+            Verdict::Eligible => Summary::Eligible,
+            _ if could_become_eligible => Summary::NeedToKnow { questions: needed },
+            Verdict::PartialMatch => Summary::PartialMatch,
+            Verdict::NotEligible | Verdict::NotApplicable => Summary::NotEligible,
+        }
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Summary::Eligible => f.write_str("You are eligible"),
+            Summary::NeedToKnow { questions: 1 } => {
+                f.write_str("We need to know more: one answer could make you eligible")
+            }
+            Summary::NeedToKnow { questions } => write!(
+                f,
+                "We need to know more: {questions} answers could make you eligible"
+            ),
+            Summary::PartialMatch => f.write_str("You meet some of the conditions"),
+            Summary::NotEligible => f.write_str("You are not eligible"),
+        }
+    }
+}
+
+impl Serialize for Summary {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// The list field whose items are documents.
 const DOCUMENTS: &str = "identity.verified_documents";
 
-/// A step per gap, but one for the documents of one "any one of" group.
+/// A gap whose answer could change the verdict: its text is the field's question.
+fn is_question(gap: &Gap, needed: &[&str]) -> bool {
+    gap.actual.is_none() && needed.contains(&gap.field)
+}
+
+/// A step per gap, but one for the documents of one "any one of" group and one question per
+/// field (several conditions on one unknown field ask the same question).
 fn close<'a, 'g>(steps: &mut Vec<NextStep<'a>>, gaps: impl Iterator<Item = &'g Gap<'a>>)
 where
     'a: 'g,
 {
     for gap in gaps {
         let text = gap.gap_description;
-        let said = steps
-            .iter()
-            .any(|s| matches!(s, NextStep::Close(t) if t.same_group(&text)));
+        let said = steps.iter().any(|s| {
+            matches!(s, NextStep::Close(t)
+                if t.same_group(&text) || (gap.actual.is_none() && t.asks_for(gap.field)))
+        });
         if !said {
             steps.push(NextStep::Close(text));
         }

@@ -1863,3 +1863,50 @@ fn the_age_is_read_from_the_date_of_birth_on_the_evaluation_date() {
         born.input_snapshot_hash
     );
 }
+
+/// docs/semantics.md, "Evaluation" 7–8: where answers could still make the verdict ELIGIBLE,
+/// the summary says "We need to know more" and the next steps are the questions, one per field
+/// (two conditions on one unknown list ask once); where a known fact already bars, it says
+/// "not eligible".
+#[test]
+fn we_need_to_know_asks_each_question_once_and_says_so() {
+    let rule = rule(
+        "{operator: AND, conditions: [
+            {field: identity.age, operator: gte, value: 60},
+            {field: identity.verified_documents, operator: contains, value: aadhaar},
+            {field: identity.verified_documents, operator: contains, value: pan},
+            {field: economic.bpl_status, operator: eq, value: true}]}",
+    );
+    let catalogue = Catalogue::bundled();
+    let unknown = profile(json!({"identity": {"age": 65}}));
+    let e = evaluate(&catalogue, &rule, &unknown, date(AS_OF)).unwrap();
+    assert!(e.could_become_eligible);
+    let json = serde_json::to_value(&e).unwrap();
+    assert_eq!(
+        json["summary"],
+        "We need to know more: 2 answers could make you eligible"
+    );
+    assert_eq!(
+        json["next_steps"],
+        json!([
+            "Tell us which of your documents are verified",
+            "Tell us whether your household is on the Below Poverty Line (BPL) list"
+        ])
+    );
+    let too_young = profile(json!({"identity": {"age": 50}}));
+    let e = evaluate(&catalogue, &rule, &too_young, date(AS_OF)).unwrap();
+    assert!(!e.could_become_eligible);
+    assert_eq!(
+        serde_json::to_value(&e).unwrap()["summary"],
+        "You are not eligible"
+    );
+    let eligible = profile(
+        json!({"identity": {"age": 65, "verified_documents": ["aadhaar", "pan"]},
+                                  "economic": {"bpl_status": true}}),
+    );
+    let e = evaluate(&catalogue, &rule, &eligible, date(AS_OF)).unwrap();
+    assert_eq!(
+        serde_json::to_value(&e).unwrap()["summary"],
+        "You are eligible"
+    );
+}
