@@ -1321,3 +1321,92 @@ async fn workers_starting_together_on_a_new_database_seed_the_corpus_once() {
         assert_eq!(stored as usize, corpus.rules.len());
     }
 }
+
+/// PostgreSQL goes away mid-stream (docs/reliability.md, "Faults"): the evaluator waits for it
+/// instead of exiting — alive, reporting not ready with the reason and counting the failures —
+/// and once it is back finishes the waiting record by itself, nothing lost.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_evaluator_waits_out_a_postgresql_outage_not_ready_and_resumes_by_itself() {
+    let _turn = TURN.lock().await;
+    let s = setup("e2e_outage").await;
+    let proxy = Proxy::start(5432).await;
+    let through_proxy = s
+        .database_url
+        .replace("127.0.0.1:5432/", &format!("127.0.0.1:{}/", proxy.port));
+    assert_ne!(
+        through_proxy, s.database_url,
+        "the database URL goes through the proxy"
+    );
+    let mut worker = Worker::start(&s.stack, &through_proxy, &s.group, &[]);
+    worker.wait_ready(Duration::from_secs(60));
+    let stored = |user: String| {
+        let pool = s.pool.clone();
+        async move {
+            let client = pool.get().await.unwrap();
+            client
+                .query_opt("SELECT 1 FROM profile_current WHERE user_id = $1", &[&user])
+                .await
+                .unwrap()
+                .map(|_| ())
+        }
+    };
+    let before = unique("before-outage");
+    s.kafka
+        .send_profile(&profile_json(&before, 62, true, "karnataka"), AS_OF)
+        .await;
+    eventually(Duration::from_secs(60), "the first citizen stored", || {
+        stored(before.clone())
+    })
+    .await;
+
+    proxy.cut();
+    let during = unique("during-outage");
+    s.kafka
+        .send_profile(&profile_json(&during, 62, true, "karnataka"), AS_OF)
+        .await;
+    let reason = eventually(Duration::from_secs(30), "/readyz not ready", || async {
+        let (status, body) = worker.http_get("/readyz");
+        (status == 503 && body.contains("waiting")).then_some(body)
+    })
+    .await;
+    assert!(
+        reason.contains("postgres"),
+        "the reason names PostgreSQL: {reason}"
+    );
+    // Longer than the retry policy's eight tries: the worker used to give up and exit here.
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    assert!(
+        worker.child.try_wait().unwrap().is_none(),
+        "the evaluator exited during the outage"
+    );
+    assert_eq!(worker.http_get("/healthz").0, 200, "alive while waiting");
+    assert_eq!(worker.http_get("/readyz").0, 503);
+    let metrics = worker.http_get("/metrics").1;
+    let failures: f64 = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("eligibility_errors_total{kind=\"postgres\"}")
+                || l.starts_with("eligibility_errors_total{kind=\"upkeep\"}")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(failures > 0.0, "the failures are counted:\n{metrics}");
+    assert!(stored(during.clone()).await.is_none());
+
+    proxy.restore();
+    eventually(
+        Duration::from_secs(60),
+        "the waiting citizen stored",
+        || stored(during.clone()),
+    )
+    .await;
+    eventually(Duration::from_secs(30), "/readyz ready again", || async {
+        (worker.http_get("/readyz").0 == 200).then_some(())
+    })
+    .await;
+    assert_eq!(
+        worker.terminate(),
+        Some(0),
+        "SIGTERM stops the worker cleanly"
+    );
+}

@@ -626,3 +626,68 @@ pub fn contract_metrics(component: &str) -> Vec<String> {
     assert!(!names.is_empty(), "no metric is exported by {component}");
     names
 }
+
+/// A TCP proxy to a service on loopback that a test can cut (every connection dropped, new
+/// ones refused) and restore: one worker's dependency goes away while the shared service, which
+/// other tests use, keeps running.
+pub struct Proxy {
+    pub port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    kill: std::sync::Arc<tokio::sync::Notify>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    pub async fn start(target: u16) -> Proxy {
+        use std::sync::atomic::Ordering::SeqCst;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let kill = std::sync::Arc::new(tokio::sync::Notify::new());
+        let (is_cut, killed) = (cut.clone(), kill.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else {
+                    continue;
+                };
+                if is_cut.load(SeqCst) {
+                    continue;
+                }
+                let killed = killed.clone();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", target)).await
+                    else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = killed.notified() => {}
+                    }
+                });
+            }
+        });
+        Proxy {
+            port,
+            cut,
+            kill,
+            task,
+        }
+    }
+
+    /// Drops every open connection and refuses new ones until [`Proxy::restore`].
+    pub fn cut(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.kill.notify_waiters();
+    }
+
+    pub fn restore(&self) {
+        self.cut.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -32,6 +32,17 @@ impl IoError {
         IoError::Internal(error.into())
     }
 
+    /// A dependency away or overloaded (a connection refused or dropped, PostgreSQL shutting
+    /// down or out of connections, a broker or registry timeout), which waiting cures; not a
+    /// defect, a fenced batch or an SQL error, which it does not.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            IoError::Postgres(e) => postgres_is_transient(e),
+            IoError::Pool(_) | IoError::Kafka(_) | IoError::Redis(_) | IoError::Registry(_) => true,
+            IoError::Gpu(_) | IoError::Fenced(_) | IoError::Internal(_) => false,
+        }
+    }
+
     /// The `kind` label of `eligibility_errors_total`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -45,6 +56,18 @@ impl IoError {
             IoError::Gpu(_) => "gpu",
             IoError::Fenced(_) | IoError::Internal(_) => "internal",
         }
+    }
+}
+
+/// A PostgreSQL failure that waiting cures: no SQL error at all (the connection failed or was
+/// closed), or one of class connection exception, insufficient resources, operator
+/// intervention (a shutdown), or transaction rollback (serialization failure, deadlock).
+pub fn postgres_is_transient(error: &tokio_postgres::Error) -> bool {
+    match error.as_db_error() {
+        Some(db) => ["08", "53", "57", "40"]
+            .iter()
+            .any(|class| db.code().code().starts_with(class)),
+        None => true,
     }
 }
 
@@ -74,5 +97,25 @@ mod tests {
             assert_eq!(error.kind(), kind, "{error}");
             assert!(crate::metrics::ERROR_KINDS.contains(&kind));
         }
+    }
+
+    #[test]
+    fn a_dependency_away_is_waited_out_and_a_defect_is_not() {
+        use rdkafka::types::RDKafkaErrorCode;
+        let waited = [
+            IoError::Kafka(KafkaError::MessageProduction(RDKafkaErrorCode::MessageTimedOut)),
+            IoError::Registry(anyhow::anyhow!("connection refused")),
+        ];
+        assert!(waited.iter().all(IoError::is_transient));
+        let not = [
+            IoError::Fenced("fenced: partition 3".into()),
+            IoError::internal(anyhow::anyhow!("paths disagree")),
+            IoError::Gpu(anyhow::anyhow!("no device")),
+        ];
+        assert!(!not.iter().any(IoError::is_transient));
+        let upkeep = anyhow::Error::from(IoError::Registry(anyhow::anyhow!("503")))
+            .context("refreshing the rules");
+        assert!(crate::retry::is_transient(&upkeep));
+        assert!(!crate::retry::is_transient(&anyhow::anyhow!("a rule file is invalid")));
     }
 }

@@ -70,7 +70,11 @@ impl Health {
 
     fn live(&self) -> Result<(), String> {
         let state = self.state.lock().expect("not poisoned");
-        let last = state.last_heartbeat.unwrap_or(self.started);
+        let mut last = state.last_heartbeat.unwrap_or(self.started);
+        // Waiting out a dependency, retrying: alive, only not ready.
+        if let Some((_, since_attempt, _)) = crate::retry::outage::current() {
+            last = last.max(Instant::now().checked_sub(since_attempt).unwrap_or(last));
+        }
         if last.elapsed() > WEDGED_AFTER {
             return Err(format!(
                 "main loop silent for {}s",
@@ -81,6 +85,12 @@ impl Health {
     }
 
     fn ready(&self) -> Result<(), String> {
+        if let Some((waiting, _, reason)) = crate::retry::outage::current() {
+            return Err(format!(
+                "waiting {}s for a dependency: {reason}",
+                waiting.as_secs()
+            ));
+        }
         let state = self.state.lock().expect("not poisoned");
         if let Some(reason) = &state.not_ready {
             return Err(reason.clone());

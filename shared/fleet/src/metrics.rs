@@ -97,7 +97,7 @@ pub const DLQ_REASONS: [&str; 4] = [
     "validation_failed",
     "retries_exhausted",
 ];
-pub const ERROR_KINDS: [&str; 9] = [
+pub const ERROR_KINDS: [&str; 10] = [
     "kafka_consume",
     "kafka_produce",
     "postgres",
@@ -107,6 +107,7 @@ pub const ERROR_KINDS: [&str; 9] = [
     "rules_load",
     "gpu",
     "internal",
+    "upkeep",
 ];
 
 /// Creates the counter series a worker can emit, at zero, so that rates and alerts see a

@@ -1,11 +1,14 @@
 //! The retry policy for transient store and broker failures: exponential backoff with jitter.
 //! While a batch is being retried the worker consumes nothing more (back-pressure), and a
-//! batch is never dropped: after the policy gives up, the error stops the worker so that the
+//! batch is never dropped: a dependency that is away is waited for, reported on `/readyz`
+//! ([`outage`]); any other failure, after the policy gives up, stops the worker so that the
 //! platform restarts it and the batch is read again from the stored offsets.
 
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
+
+use crate::error::IoError;
 
 pub fn policy() -> ExponentialBuilder {
     ExponentialBuilder::default()
@@ -31,15 +34,127 @@ where
         .await
 }
 
-/// One micro-batch's attempt (publish and commit), retried under the policy; the failure that
-/// outlives it is counted under its own kind and names the batch, and stops the worker.
+/// Failures that are not a dependency being away (a defect, a fenced batch) get this many
+/// retries before they stop the worker.
+const OTHER_FAILURES: usize = 8;
+
+/// One step of a micro-batch (load, publish, commit), retried until it succeeds. A store, the
+/// broker or the registry being away ([`IoError::is_transient`]) is waited out for as long as
+/// it lasts, with the policy's backoff, while the worker stays alive, consumes nothing more and
+/// reports not ready ([`outage`]); when the dependency is back the worker resumes by itself
+/// from where it was, so an outage never turns into a crash loop. Any other failure is retried
+/// under the policy and then stops the worker, counted under its own kind and naming the batch.
 pub async fn batch_with_retries<T, F, Fut>(records: usize, op: F) -> anyhow::Result<T>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, crate::error::IoError>>,
+    Fut: std::future::Future<Output = Result<T, IoError>>,
 {
-    with_retries("internal", op).await.map_err(|e| {
+    let mut others = 0;
+    let result = op
+        .retry(policy().without_max_times())
+        .sleep(tokio::time::sleep)
+        .when(|e: &IoError| {
+            if e.is_transient() {
+                return true;
+            }
+            others += 1;
+            others <= OTHER_FAILURES
+        })
+        .notify(|e: &IoError, after: Duration| {
+            crate::metrics::error(e.kind());
+            if e.is_transient() {
+                outage::waiting(e);
+            }
+            tracing::warn!(kind = e.kind(), error = %e, retry_in_ms = after.as_millis() as u64, "transient failure");
+        })
+        .await;
+    outage::over();
+    result.map_err(|e| {
         crate::metrics::error(e.kind());
         anyhow::anyhow!("micro-batch of {records} records failed after retries: {e}")
     })
+}
+
+/// Whether an error from outside a batch (a worker's upkeep) is a dependency being away.
+pub fn is_transient(error: &anyhow::Error) -> bool {
+    if let Some(io) = error.downcast_ref::<IoError>() {
+        return io.is_transient();
+    }
+    error
+        .downcast_ref::<deadpool_postgres::PoolError>()
+        .is_some()
+        || error.downcast_ref::<rdkafka::error::KafkaError>().is_some()
+        || error
+            .downcast_ref::<tokio_postgres::Error>()
+            .is_some_and(crate::error::postgres_is_transient)
+}
+
+/// Waits out a dependency that is away while `step` (a worker's upkeep) fails with it, with
+/// the policy's backoff, reporting the outage like [`batch_with_retries`]; any other failure
+/// is returned at once.
+pub async fn wait_out(mut step: impl AsyncFnMut() -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let mut delay = Duration::from_millis(50);
+    loop {
+        match step().await {
+            Ok(()) => {
+                outage::over();
+                return Ok(());
+            }
+            Err(e) if is_transient(&e) => {
+                crate::metrics::error("upkeep");
+                outage::waiting_for(format!("{e:#}"));
+                tracing::warn!(error = %format!("{e:#}"), retry_in_ms = delay.as_millis() as u64, "upkeep failed: waiting");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The dependency a worker is waiting for, if any: read by `/readyz` (not ready while it
+/// lasts) and `/healthz` (a worker retrying is alive, not wedged).
+pub mod outage {
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    use crate::error::IoError;
+
+    struct Outage {
+        since: Instant,
+        last_attempt: Instant,
+        reason: String,
+    }
+
+    static CURRENT: Mutex<Option<Outage>> = Mutex::new(None);
+
+    pub(super) fn waiting(error: &IoError) {
+        waiting_for(format!("{}: {error}", error.kind()));
+    }
+
+    pub(super) fn waiting_for(reason: String) {
+        let now = Instant::now();
+        let mut current = CURRENT.lock().expect("not poisoned");
+        let since = current.as_ref().map_or(now, |o| o.since);
+        *current = Some(Outage {
+            since,
+            last_attempt: now,
+            reason,
+        });
+    }
+
+    pub(super) fn over() {
+        *CURRENT.lock().expect("not poisoned") = None;
+    }
+
+    /// (for how long, since the last attempt, why) while a dependency is away.
+    pub fn current() -> Option<(Duration, Duration, String)> {
+        CURRENT.lock().expect("not poisoned").as_ref().map(|o| {
+            (
+                o.since.elapsed(),
+                o.last_attempt.elapsed(),
+                o.reason.clone(),
+            )
+        })
+    }
 }

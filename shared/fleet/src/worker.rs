@@ -94,9 +94,10 @@ impl Loop<'_> {
                 if records.is_none() || rebalanced {
                     self.settle(stage).await?;
                 }
-                stage
-                    .upkeep(rebalanced.then_some(partitions.as_slice()))
-                    .await?;
+                // PostgreSQL away during upkeep is waited out like a batch's store, before
+                // the records in hand are processed.
+                let assigned = rebalanced.then_some(partitions.as_slice());
+                crate::retry::wait_out(async || stage.upkeep(assigned).await).await?;
                 generation = current;
                 upkept = Some(Instant::now());
                 self.health.dependencies_answered();
