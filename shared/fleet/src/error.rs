@@ -103,7 +103,9 @@ mod tests {
     fn a_dependency_away_is_waited_out_and_a_defect_is_not() {
         use rdkafka::types::RDKafkaErrorCode;
         let waited = [
-            IoError::Kafka(KafkaError::MessageProduction(RDKafkaErrorCode::MessageTimedOut)),
+            IoError::Kafka(KafkaError::MessageProduction(
+                RDKafkaErrorCode::MessageTimedOut,
+            )),
             IoError::Registry(anyhow::anyhow!("connection refused")),
         ];
         assert!(waited.iter().all(IoError::is_transient));
@@ -116,6 +118,8 @@ mod tests {
         let upkeep = anyhow::Error::from(IoError::Registry(anyhow::anyhow!("503")))
             .context("refreshing the rules");
         assert!(crate::retry::is_transient(&upkeep));
-        assert!(!crate::retry::is_transient(&anyhow::anyhow!("a rule file is invalid")));
+        assert!(!crate::retry::is_transient(&anyhow::anyhow!(
+            "a rule file is invalid"
+        )));
     }
 }
