@@ -19,7 +19,9 @@
 #                             then `eligibility sweep --as-of DAY` (FLEET_BENCH_DAY, default
 #                             2025-04-01, the day after a central scheme ends): time until the
 #                             evaluators re-evaluated every citizen due (FLEET_BENCH_EVALUATORS,
-#                             default 1)
+#                             default 1); FLEET_BENCH_PARTS=K creates the citizens in K parts,
+#                             each through a fresh broker (the local broker keeps every record
+#                             in memory)
 #   scripts/fleet.sh api-bench   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000)
 #                             stored through the fleet, then `eligibility api serve` and wrk
 #                             (installed if missing) on GET /api/v1/eligibility/{user_id}: a
@@ -63,8 +65,10 @@ trap stop EXIT
 # on it, then the mode's traffic.
 run_once() {
   local count=$1 evaluator=${2:-$bin/eligibility} db="eligibility_${mode//-/_}" addrs=()
-  PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
-    -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+  if [ -z "${FLEET_KEEP_DB:-}" ]; then
+    PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
+      -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+  fi
   export ELIGIBILITY_DATABASE_URL="postgres://eligibility:eligibility@127.0.0.1:5432/$db?sslmode=disable"
   export ELIGIBILITY_CONSUMER_GROUP="fleet-$mode-$(date +%s)"
   "$bin/fleet_traffic" prepare --group "$ELIGIBILITY_CONSUMER_GROUP"
@@ -95,9 +99,15 @@ run_once() {
     # entries, as a production cache would be sized; the bound is lifted afterwards.
     redis-cli -p "${ELIGIBILITY_STACK_REDIS_PORT:-6379}" config set maxmemory 2gb >/dev/null
     redis-cli -p "${ELIGIBILITY_STACK_REDIS_PORT:-6379}" config set maxmemory-policy allkeys-lru >/dev/null
-    "$bin/fleet_traffic" sweep --group "$ELIGIBILITY_CONSUMER_GROUP" \
-      --users "${FLEET_BENCH_USERS:-1000000}" --day "${FLEET_BENCH_DAY:-2025-04-01}" \
-      --eligibility "$bin/eligibility"
+    case "${SWEEP_PART:-}" in
+      "") "$bin/fleet_traffic" sweep --group "$ELIGIBILITY_CONSUMER_GROUP" \
+            --users "${FLEET_BENCH_USERS:-1000000}" --day "${FLEET_BENCH_DAY:-2025-04-01}" \
+            --eligibility "$bin/eligibility" ;;
+      final) "$bin/fleet_traffic" sweep --group "$ELIGIBILITY_CONSUMER_GROUP" --users 0 \
+            --day "${FLEET_BENCH_DAY:-2025-04-01}" --eligibility "$bin/eligibility" ;;
+      *) "$bin/fleet_traffic" populate --group "$ELIGIBILITY_CONSUMER_GROUP" \
+            --first "${SWEEP_PART%%:*}" --users "${SWEEP_PART##*:}" ;;
+    esac
     redis-cli -p "${ELIGIBILITY_STACK_REDIS_PORT:-6379}" config set maxmemory 0 >/dev/null
   elif [ "$mode" = rule-change ]; then
     "$bin/fleet_traffic" rule-change --group "$ELIGIBILITY_CONSUMER_GROUP" \
@@ -151,6 +161,20 @@ if [ "$mode" = bench ]; then
     if [ -n "${FLEET_BENCH_BASELINE:-}" ]; then run_once "$count" "$FLEET_BENCH_BASELINE"; fi
     run_once "$count"
   done
+elif [ "$mode" = sweep ] && [ "${FLEET_BENCH_PARTS:-1}" -gt 1 ]; then
+  # The local broker keeps every record in memory, and creating a citizen publishes about 20
+  # events: a large population is created in parts, each through a fresh broker and consumer
+  # group into the same database, then swept through another fresh broker.
+  per=$(( ${FLEET_BENCH_USERS:-1000000} / FLEET_BENCH_PARTS ))
+  for part in $(seq 0 $((FLEET_BENCH_PARTS - 1))); do
+    pkill -f "nisshi broker" || true
+    scripts/stack.sh up >/dev/null
+    SWEEP_PART="$((part * per)):$per" run_once 1
+    export FLEET_KEEP_DB=1
+  done
+  pkill -f "nisshi broker" || true
+  scripts/stack.sh up >/dev/null
+  SWEEP_PART=final run_once "${FLEET_BENCH_EVALUATORS:-1}"
 elif [ "$mode" = rule-change ] || [ "$mode" = sweep ]; then
   for count in ${FLEET_BENCH_EVALUATORS:-1}; do run_once "$count"; done
 else

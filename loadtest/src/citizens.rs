@@ -41,6 +41,12 @@ impl Citizens {
         }
     }
 
+    /// The same draws with user ids numbered from `first` (a population built in parts).
+    pub fn numbered_from(mut self, first: u64) -> Citizens {
+        self.next = first;
+        self
+    }
+
     fn pick<'a>(&mut self, options: &[(&'a str, f64)]) -> &'a str {
         let total: f64 = options.iter().map(|o| o.1).sum();
         let mut x = self.rng.random_range(0.0..total);

@@ -69,6 +69,8 @@ enum What {
     /// Create citizens through the fleet, run the calendar sweep of a day with the
     /// `eligibility` binary, and time the fleet's re-evaluation of every citizen due that day.
     Sweep {
+        /// Citizens created first; 0: sweep the population already stored (built in parts
+        /// with `populate`).
         #[arg(long, default_value_t = 1_000_000)]
         users: usize,
         /// The day swept (the citizens are evaluated earlier, on 2025-01-15); by default the
@@ -86,6 +88,9 @@ enum What {
     Populate {
         #[arg(long, default_value_t = 100_000)]
         users: usize,
+        /// The first user's number: a population built in parts (usr_{first}, ...).
+        #[arg(long, default_value_t = 0)]
+        first: u64,
         #[arg(long)]
         group: String,
     },
@@ -249,9 +254,13 @@ async fn main() -> Result<()> {
             eligibility,
             group,
         } => sweep(&env, users, &day, &eligibility, &group).await,
-        What::Populate { users, group } => {
+        What::Populate {
+            users,
+            first,
+            group,
+        } => {
             let pool = fleet::postgres::pool(&env.database_url, 1)?;
-            create_citizens(&env, &pool, &group, users)
+            create_citizens(&env, &pool, &group, users, first)
                 .await
                 .map(|_| ())
         }
@@ -403,12 +412,14 @@ async fn create_citizens(
     pool: &deadpool_postgres::Pool,
     group: &str,
     users: usize,
+    first: u64,
 ) -> Result<Vec<Json>> {
     let mut citizens = Citizens::new(CitizenSpec {
-        seed: 17,
+        seed: 17 + first,
         missing_rate: 0.05,
         schemes: 1000,
-    });
+    })
+    .numbered_from(first);
     let base: Vec<Json> = (0..users).map(|_| citizens.next_profile()).collect();
     let start_offsets = committed(pool, group, USER_METADATA_UPDATED).await?;
     let t = Instant::now();
@@ -435,7 +446,7 @@ async fn create_citizens(
 
 async fn rule_change(env: &Env, users: usize, rule: &std::path::Path, group: &str) -> Result<()> {
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
-    create_citizens(env, &pool, group, users).await?;
+    create_citizens(env, &pool, group, users, 0).await?;
 
     // The next version of the rule: same eligibility, a new id and version.
     let text = std::fs::read_to_string(rule).with_context(|| rule.display().to_string())?;
@@ -498,7 +509,15 @@ async fn sweep(
     group: &str,
 ) -> Result<()> {
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
-    create_citizens(env, &pool, group, users).await?;
+    if users > 0 {
+        create_citizens(env, &pool, group, users, 0).await?;
+    }
+    let population: i64 = pool
+        .get()
+        .await?
+        .query_one("SELECT count(*) FROM profile_current", &[])
+        .await?
+        .get(0);
     let end = || -> Result<i64> {
         Ok(env
             .ends(SCHEME_DEADLINE_APPROACHING)?
@@ -560,7 +579,7 @@ async fn sweep(
         .await?
         .get(0);
     println!(
-        "sweep of {day} over {users} citizens: the records published in {:.1}s, {passes} citizens \
+        "sweep of {day} over {population} citizens: the records published in {:.1}s, {passes} citizens \
          re-evaluated, their changes audited, published and committed in {:.1}s ({:.0} citizens/s)",
         published.as_secs_f64(),
         elapsed.as_secs_f64(),
@@ -585,7 +604,7 @@ async fn bench(
 ) -> Result<()> {
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
     // Phase 1: every citizen's first evaluation (all schemes), not measured.
-    let base = create_citizens(env, &pool, group, users).await?;
+    let base = create_citizens(env, &pool, group, users, 0).await?;
     // A first evaluation caches every scheme of every citizen after its commit; measuring
     // starts once the workers are done with that, not while they still are.
     workers_settled().await;
