@@ -1329,10 +1329,20 @@ async fn workers_starting_together_on_a_new_database_seed_the_corpus_once() {
 async fn the_evaluator_waits_out_a_postgresql_outage_not_ready_and_resumes_by_itself() {
     let _turn = TURN.lock().await;
     let s = setup("e2e_outage").await;
-    let proxy = Proxy::start(5432).await;
+    // The stack's PostgreSQL port, as the database URL names it (`...@127.0.0.1:PORT/db`).
+    let address = s
+        .database_url
+        .split('@')
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    let port: u16 = address.rsplit(':').next().unwrap().parse().unwrap();
+    let proxy = Proxy::start(port).await;
     let through_proxy = s
         .database_url
-        .replace("127.0.0.1:5432/", &format!("127.0.0.1:{}/", proxy.port));
+        .replace(address, &format!("127.0.0.1:{}", proxy.port));
     assert_ne!(
         through_proxy, s.database_url,
         "the database URL goes through the proxy"
