@@ -29,9 +29,43 @@ pub struct Proposal {
     pub decision_reason: Option<String>,
 }
 
+/// A new rule version submitted for review.
+pub struct Submission<'a> {
+    pub rule: &'a Rule,
+    /// The document as written (stored with the proposal).
+    pub yaml: &'a str,
+    pub author: &'a str,
+    pub reason: Option<&'a str>,
+    /// The date the population diff is computed on.
+    pub as_of: Date,
+}
+
+/// What the CLI, the evaluator and the API do with a version under review: store it as a
+/// proposal, then attach its diff against the stored population (`current`: the rules the
+/// caller already loaded), evaluated on `engine`. Returns the proposal id, the diff and its
+/// event.
+pub async fn submit(
+    pool: &Pool,
+    catalogue: &Catalogue,
+    current: &RuleSet,
+    submission: &Submission<'_>,
+    engine: &kernels::engine_select::Engine,
+) -> anyhow::Result<(i64, Value, RuleSimulationCompleted)> {
+    let Submission {
+        rule,
+        yaml,
+        author,
+        reason,
+        as_of,
+    } = *submission;
+    let id = propose(pool, rule, yaml, author, reason).await?;
+    let (diff, event) = simulate(pool, catalogue, current, id, rule, as_of, engine).await?;
+    Ok((id, diff, event))
+}
+
 /// Stores `rule` as a proposal; the same document already open is the same proposal. Returns
 /// its id.
-pub async fn propose(
+async fn propose(
     pool: &Pool,
     rule: &Rule,
     yaml: &str,

@@ -68,23 +68,19 @@ pub async fn propose(
         .await?
         .rules;
     proposals::check_new_version(&stored, &rule).map_err(Problem::conflict)?;
-    let id = proposals::propose(
-        &service.pool,
-        &rule,
-        &request.rule_yaml,
-        &caller.subject,
-        request.reason.as_deref(),
-    )
-    .await?;
-    let engine = simulation_engine()?;
-    let (_, event) = proposals::simulate(
+    let submission = proposals::Submission {
+        rule: &rule,
+        yaml: &request.rule_yaml,
+        author: &caller.subject,
+        reason: request.reason.as_deref(),
+        as_of,
+    };
+    let (id, _, event) = proposals::submit(
         &service.pool,
         &book.catalogue,
         &stored,
-        id,
-        &rule,
-        as_of,
-        &engine,
+        &submission,
+        &simulation_engine()?,
     )
     .await?;
     let record = proposals::encode_simulation(&service.codec, &event).await?;

@@ -61,13 +61,24 @@ pub fn propose(catalogue: &Catalogue, args: ProposeArgs) -> Result<ExitCode> {
     let config = args.worker.config()?;
     runtime()?.block_on(async {
         let pool = migrated_pool(&config, 2).await?;
-        let id = proposals::propose(&pool, &rule, &text, &args.by, args.reason.as_deref()).await?;
         let current = crate::evaluator::rules_store::load(&pool, catalogue)
             .await?
             .rules;
-        let engine = proposals::simulation_engine()?;
-        let (diff, event) =
-            proposals::simulate(&pool, catalogue, &current, id, &rule, as_of, &engine).await?;
+        let submission = proposals::Submission {
+            rule: &rule,
+            yaml: &text,
+            author: &args.by,
+            reason: args.reason.as_deref(),
+            as_of,
+        };
+        let (id, diff, event) = proposals::submit(
+            &pool,
+            catalogue,
+            &current,
+            &submission,
+            &proposals::simulation_engine()?,
+        )
+        .await?;
         publish_simulation(&config, &event).await?;
         println!(
             "proposal {id}: {} version {} of {} by {}",

@@ -136,23 +136,19 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
         return Ok(Read::Rejected(Rejected::validation(record, reason)));
     }
     if pipeline.rule_review && !crate::proposals::is_approved(&pipeline.pool, &rule).await? {
-        let id = crate::proposals::propose(
-            &pipeline.pool,
-            &rule,
-            &update.rule_yaml,
-            &update.author,
-            update.reason.as_deref(),
-        )
-        .await?;
-        let engine = crate::proposals::simulation_engine()?;
-        let (_, event) = crate::proposals::simulate(
+        let submission = crate::proposals::Submission {
+            rule: &rule,
+            yaml: &update.rule_yaml,
+            author: &update.author,
+            reason: update.reason.as_deref(),
+            as_of,
+        };
+        let (id, _, event) = crate::proposals::submit(
             &pipeline.pool,
             catalogue,
             &stored,
-            id,
-            &rule,
-            as_of,
-            &engine,
+            &submission,
+            &crate::proposals::simulation_engine()?,
         )
         .await?;
         tracing::info!(proposal = id, rule_id = %rule.rule_id, scheme = %rule.scheme_id,
