@@ -373,8 +373,8 @@ impl fmt::Display for GapText<'_> {
                 // "must be artisan, weaver or fisher", "must not be SC or ST".
                 let negative = negated != matches!(leaf.op, Op::Neq | Op::NotIn);
                 let wanted = match leaf.op {
-                    Op::Neq | Op::NotIn | Op::Eq | Op::In => Either::Values(leaf),
-                    _ => Either::Requirement(&leaf.requirement),
+                    Op::Neq | Op::NotIn | Op::Eq | Op::In => Wanted::Values(leaf),
+                    _ => Wanted::Requirement(&leaf.requirement),
                 };
                 write!(
                     f,
@@ -390,16 +390,16 @@ impl fmt::Display for GapText<'_> {
 
 /// What a category condition asks for: its values ("artisan, weaver or fisher"), or for other
 /// operators the requirement as rendered at load.
-enum Either<'a> {
+enum Wanted<'a> {
     Values(&'a Leaf),
     Requirement(&'a str),
 }
 
-impl Either<'_> {
+impl Wanted<'_> {
     fn shown(&self, spec: &FieldSpec) -> String {
         match self {
-            Either::Requirement(words) => words.to_string(),
-            Either::Values(leaf) => match &leaf.operand {
+            Wanted::Requirement(words) => words.to_string(),
+            Wanted::Values(leaf) => match &leaf.operand {
                 Operand::One(v) => Shown(spec, v).to_string(),
                 Operand::Many(values) => {
                     let shown: Vec<String> =
