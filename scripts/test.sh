@@ -6,6 +6,8 @@
 # a fuzzing smoke (scripts/fuzz.sh: each cargo-fuzz target for 30 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A test run builds once from scratch: incremental-compilation state would only take disk.
+export CARGO_INCREMENTAL=0
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
