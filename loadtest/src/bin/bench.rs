@@ -3,6 +3,7 @@
 //! Scenarios (synthetic corpus over all states, synthetic citizens):
 //! 1. one citizen × all rules, verdict + score (the scalar fast path);
 //! 2. the same with full traces (conditions, gaps, next steps), then with every text written;
+//!    and what a date of birth adds to a pass (the next birthday that changes an outcome);
 //! 3. many citizens × one changed rule (compiled program, CPU batch);
 //! 4. many citizens × all rules (CPU batch);
 //! 5. with `--features zen`: zen-engine on the same decision for the same citizens, side by side,
@@ -11,6 +12,7 @@
 use anyhow::Result;
 use clap::Parser;
 use engine::batch::{BatchOutcomes, evaluate_batch, evaluate_batch_into};
+use engine::calendar::AgeLimits;
 use engine::columns::ProfileColumns;
 use engine::program::Program;
 use engine::{Catalogue, Date, Profile, Rule, evaluate, outcome};
@@ -122,6 +124,36 @@ fn main() -> Result<()> {
         &format!("1 citizen × {} rules, full traces and gaps", rules.len()),
         &percentiles(&mut traced),
         "≤ 1 ms",
+    );
+    // What a date of birth adds to each pass that stores a profile: finding the next birthday
+    // that changes an outcome (evaluating the state's age-testing rules at each turning age
+    // ahead until one changes), beside the verdicts of the same rules.
+    let mut by_state = std::collections::HashMap::new();
+    let born = born_citizens(&catalogue, args.single_citizens, args.rules, as_of)?;
+    let (mut ages, mut verdicts) = (Vec::new(), Vec::new());
+    for (profile, state) in &born {
+        let (limits, holdable) = by_state
+            .entry(state.clone())
+            .or_insert_with(|| age_limits(&catalogue, &rules, state.as_deref()));
+        let start = Instant::now();
+        let next = limits.next_change(&catalogue, &rules, profile, as_of);
+        ages.push(start.elapsed());
+        checksum += next.map_or(0, |d| d.day_number() as u64);
+        let start = Instant::now();
+        for &rule in holdable.iter() {
+            checksum += u64::from(outcome(&rules[rule], profile, as_of).score);
+        }
+        verdicts.push(start.elapsed());
+    }
+    row(
+        "1 citizen with a date of birth: next birthday that changes an outcome (the state's rules)",
+        &percentiles(&mut ages),
+        "",
+    );
+    row(
+        "the same citizens: verdict + score of the state's rules (scalar), for scale",
+        &percentiles(&mut verdicts),
+        "",
     );
     // Gap texts and next steps are written where they are read; here every one is written,
     // into one buffer as a serializer would.
@@ -320,6 +352,48 @@ fn citizens(
         },
         threads,
     )
+}
+
+/// The rules a citizen of `state` can hold (book indices), and which of them test the age.
+fn age_limits(
+    catalogue: &Catalogue,
+    rules: &[Rule],
+    state: Option<&str>,
+) -> (AgeLimits, Vec<usize>) {
+    let holdable: Vec<usize> = (0..rules.len())
+        .filter(|&i| state.is_none_or(|s| rules[i].is_central() || rules[i].state == s))
+        .collect();
+    (AgeLimits::new(catalogue, rules, &holdable), holdable)
+}
+
+/// Synthetic citizens with a date of birth that gives their drawn age on `as_of`, spread over
+/// the year; each with their state.
+fn born_citizens(
+    catalogue: &Catalogue,
+    count: usize,
+    schemes: usize,
+    as_of: Date,
+) -> Result<Vec<(Profile, Option<String>)>> {
+    let mut draws = loadtest::citizens::Citizens::new(CitizenSpec {
+        seed: 104,
+        missing_rate: 0.05,
+        schemes,
+    });
+    (0..count)
+        .map(|i| {
+            let mut json = draws.next_profile();
+            let age = json["identity"]["age"].as_i64().unwrap_or(40);
+            let born = as_of
+                .add_years(-i32::try_from(age)?)
+                .and_then(|d| d.plus_days(-((i * 37 % 365) as i64)))
+                .ok_or_else(|| anyhow::anyhow!("no date {age} years before {as_of}"))?;
+            json["identity"]["date_of_birth"] = born.to_string().into();
+            let state = json["demographics"]["state"].as_str().map(str::to_string);
+            let profile = Profile::from_json(catalogue, &json, "citizen")
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            Ok((profile, state))
+        })
+        .collect()
 }
 
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {

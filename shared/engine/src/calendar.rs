@@ -7,14 +7,16 @@
 //!   application deadline, yearly window), the same for every citizen who can hold the scheme:
 //!   [`due_on`], [`next_change`];
 //! - through the citizen's age, read from the date of birth on the evaluation date
-//!   ([`Profile::on`]): [`age_turns`], [`next_age_change`].
+//!   ([`Profile::on`]): [`AgeLimits`].
 //!
 //! A gap date counted from the evaluation date is not part of an outcome.
 
 use serde::Serialize;
 
-use crate::catalogue::Catalogue;
+use crate::catalogue::{Catalogue, FieldId};
 use crate::date::{Date, MonthDay};
+use crate::eval::outcome_with_gaps;
+use crate::gaps::fingerprint;
 use crate::profile::Profile;
 use crate::rule::{Leaf, Operand, Rule};
 use crate::ruleset::RuleSet;
@@ -146,13 +148,137 @@ pub fn next_change(rules: &RuleSet, scheme: &str, after: Date) -> Option<Date> {
         .find(|&day| due_on(rules, day).iter().any(|d| d.scheme_id == scheme))
 }
 
-/// The ages at which a condition of `rules` on `identity.age` can change truth: each age a
-/// condition names, and the next (`gte 60` turns on the 60th birthday, `lte 40` on the 41st,
-/// `eq`, `in` and `between` on both). Sorted, without repeats.
-pub fn age_turns<'a>(catalogue: &Catalogue, rules: impl IntoIterator<Item = &'a Rule>) -> Vec<i64> {
-    let Some(age) = catalogue.id("identity.age") else {
-        return Vec::new();
-    };
+/// The rules a citizen can hold that test the age, each with the ages at which its conditions
+/// on the age can change truth (`gte 60` turns on the 60th birthday, `lte 40` on the 41st,
+/// `eq`, `in` and `between` on both), and the other versions of its scheme: what a citizen's
+/// birthdays can change, found exactly by evaluating (docs/semantics.md, "Age on a date").
+///
+/// Rules are named by their index in one slice (a rule set's `rules`), given again to each call.
+#[derive(Debug, Clone, Default)]
+pub struct AgeLimits {
+    limits: Vec<AgeLimit>,
+}
+
+#[derive(Debug, Clone)]
+struct AgeLimit {
+    rule: usize,
+    /// Sorted, without repeats.
+    turns: Vec<i64>,
+    /// The other versions of the scheme among the citizen's rules: the one a pass evaluates on
+    /// a day is the highest version in effect (`RuleSet::in_effect`).
+    siblings: Vec<usize>,
+}
+
+impl AgeLimits {
+    /// Over `holdable`, the indices in `rules` of every version a citizen can hold (their
+    /// state's and the central schemes: `RuleSet::for_state`).
+    pub fn new(catalogue: &Catalogue, rules: &[Rule], holdable: &[usize]) -> AgeLimits {
+        let Some(age) = catalogue.id("identity.age") else {
+            return AgeLimits::default();
+        };
+        let limits = holdable
+            .iter()
+            .filter_map(|&rule| {
+                let turns = turns_of(&rules[rule], age);
+                if turns.is_empty() {
+                    return None;
+                }
+                let scheme = &rules[rule].scheme_id;
+                let siblings = holdable
+                    .iter()
+                    .copied()
+                    .filter(|&other| other != rule && rules[other].scheme_id == *scheme)
+                    .collect();
+                Some(AgeLimit {
+                    rule,
+                    turns,
+                    siblings,
+                })
+            })
+            .collect();
+        AgeLimits { limits }
+    }
+
+    /// The rules whose outcome (verdict, score and gaps) for the citizen the age alone changes
+    /// between `since` and `day`: each the version a pass evaluates on `day`, applicable then,
+    /// with a turn at an age reached after `since`, and evaluated on `day` with the profile as
+    /// it reads on `since` and as it reads on `day` (the outcomes differ). Sorted by index.
+    pub fn changed(
+        &self,
+        catalogue: &Catalogue,
+        rules: &[Rule],
+        profile: &Profile,
+        since: Date,
+        day: Date,
+    ) -> Vec<usize> {
+        let Some(born) = profile.date_of_birth() else {
+            return Vec::new();
+        };
+        // -1: not yet born on `since` (the age is unknown then).
+        let was = born.whole_years_to(since).unwrap_or(-1);
+        let Some(is) = born.whole_years_to(day).filter(|&is| is > was) else {
+            return Vec::new();
+        };
+        let (then, now) = (profile.on(since), profile.on(day));
+        let mut changed: Vec<usize> = self
+            .limits
+            .iter()
+            .filter(|limit| limit.turns.iter().any(|&t| t > was && t <= is))
+            .filter(|limit| limit.evaluated_on(rules, day))
+            .filter(|limit| {
+                let rule = &rules[limit.rule];
+                let (a, a_gaps) = outcome_with_gaps(catalogue, rule, &then, day);
+                let (b, b_gaps) = outcome_with_gaps(catalogue, rule, &now, day);
+                a != b || fingerprint(&a_gaps) != fingerprint(&b_gaps)
+            })
+            .map(|limit| limit.rule)
+            .collect();
+        changed.sort_unstable();
+        changed
+    }
+
+    /// The first birthday after `after` on which the age changes an outcome
+    /// ([`AgeLimits::changed`] from the day before): the day the daily sweep re-evaluates the
+    /// citizen. None without a date of birth, or when no birthday ahead changes anything.
+    pub fn next_change(
+        &self,
+        catalogue: &Catalogue,
+        rules: &[Rule],
+        profile: &Profile,
+        after: Date,
+    ) -> Option<Date> {
+        let born = profile.date_of_birth()?;
+        let age = born.whole_years_to(after).unwrap_or(-1);
+        let mut turns: Vec<i64> = self
+            .limits
+            .iter()
+            .flat_map(|l| l.turns.iter().copied())
+            .filter(|&t| t > age)
+            .collect();
+        turns.sort_unstable();
+        turns.dedup();
+        turns.into_iter().find_map(|turn| {
+            let day = born.add_years(i32::try_from(turn).ok()?)?;
+            let eve = day.plus_days(-1)?;
+            (!self.changed(catalogue, rules, profile, eve, day).is_empty()).then_some(day)
+        })
+    }
+}
+
+impl AgeLimit {
+    /// This version is the one a pass evaluates on `day`, and applications are open then (a
+    /// rule that is not applicable has no verdict for the age to change).
+    fn evaluated_on(&self, rules: &[Rule], day: Date) -> bool {
+        let rule = &rules[self.rule];
+        applicability(rule, day).is_applicable()
+            && !self.siblings.iter().any(|&other| {
+                rules[other].version > rule.version && applicability(&rules[other], day).in_effect()
+            })
+    }
+}
+
+/// The ages at which `rule`'s conditions on `age` can change truth, sorted, without repeats.
+fn turns_of(rule: &Rule, age: FieldId) -> Vec<i64> {
     let mut turns = Vec::new();
     let mut add = |value: &Scalar| {
         if let Some(v) = value.as_f64() {
@@ -173,24 +299,11 @@ pub fn age_turns<'a>(catalogue: &Catalogue, rules: impl IntoIterator<Item = &'a 
             }
         }
     };
-    for rule in rules {
-        rule.eligibility.for_each_leaf(&mut visit);
-        rule.exclusions.iter().for_each(&mut visit);
-    }
+    rule.eligibility.for_each_leaf(&mut visit);
+    rule.exclusions.iter().for_each(&mut visit);
     turns.sort_unstable();
     turns.dedup();
     turns
-}
-
-/// The first birthday after `after` on which the citizen's age reaches one of `turns` (from
-/// [`age_turns`]): the next day on which the age can change the outcome of one of those rules
-/// with no new data (docs/semantics.md, "Age on a date"). None without a date of birth or
-/// when no turn is ahead.
-pub fn next_age_change(turns: &[i64], profile: &Profile, after: Date) -> Option<Date> {
-    let born = profile.date_of_birth()?;
-    let age = born.whole_years_to(after).unwrap_or(-1);
-    let next = turns.iter().find(|&&turn| turn > age)?;
-    born.add_years(i32::try_from(*next).ok()?)
 }
 
 /// `day` of `year`; 29 February in a year without it is 1 March, as windows read it.
@@ -258,5 +371,75 @@ mod tests {
             Some(d("2026-01-01"))
         );
         assert_eq!(next_change(&set, "sch_cal", d("2026-04-01")), None);
+    }
+
+    #[test]
+    fn a_birthday_counts_only_under_the_version_in_effect_on_it() {
+        // Version 1 (age 60 and over) is replaced on 2026-01-01 by version 2 (65 and over):
+        // a citizen born on 1966-03-10 turns 60 under version 2, which that changes nothing
+        // for, and 65 in 2031, which does.
+        let limit = |id: &str, version: u32, dates: &str, age: u32| {
+            rule(id, version, dates).replace("value: 60", &format!("value: {age}"))
+        };
+        let set = rules(&[
+            &limit(
+                "rule_cal_001",
+                1,
+                "effective_from: '2020-01-01'\neffective_until: '2025-12-31'",
+                60,
+            ),
+            &limit("rule_cal_002", 2, "effective_from: '2026-01-01'", 65),
+        ]);
+        let catalogue = Catalogue::bundled();
+        let limits = AgeLimits::new(&catalogue, &set.rules, &[0, 1]);
+        let citizen = Profile::from_json(
+            &catalogue,
+            &serde_json::json!({"identity": {"date_of_birth": "1966-03-10"}}),
+            "citizen",
+        )
+        .unwrap();
+        let born_1960 = Profile::from_json(
+            &catalogue,
+            &serde_json::json!({"identity": {"date_of_birth": "1960-03-10"}}),
+            "older",
+        )
+        .unwrap();
+        let next =
+            |p: &Profile, after: &str| limits.next_change(&catalogue, &set.rules, p, d(after));
+        assert_eq!(next(&citizen, "2025-06-01"), Some(d("2031-03-10")));
+        assert!(
+            limits
+                .changed(
+                    &catalogue,
+                    &set.rules,
+                    &citizen,
+                    d("2026-03-09"),
+                    d("2026-03-10")
+                )
+                .is_empty()
+        );
+        assert_eq!(
+            limits.changed(
+                &catalogue,
+                &set.rules,
+                &citizen,
+                d("2031-03-09"),
+                d("2031-03-10")
+            ),
+            [1]
+        );
+        // Under version 1 the 60th birthday (2020) is the change. After it none: the 65th
+        // falls under version 1 still, and version 2 finds the citizen 65 already (the day it
+        // takes effect is the scheme's calendar change, `due_on`, not a birthday's).
+        assert_eq!(next(&born_1960, "2019-06-01"), Some(d("2020-03-10")));
+        assert_eq!(next(&born_1960, "2020-03-10"), None);
+        // No date of birth, no birthday.
+        let ageless = Profile::from_json(
+            &catalogue,
+            &serde_json::json!({"identity": {"age": 59}}),
+            "given",
+        )
+        .unwrap();
+        assert_eq!(next(&ageless, "2025-06-01"), None);
     }
 }

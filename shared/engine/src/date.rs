@@ -75,13 +75,13 @@ impl Date {
         ])
     }
 
-    /// The same month and day `years` later; 29 February becomes 1 March in a common year
-    /// (the day a person born on 29 February completes a year of age there).
     /// `days` later (earlier when negative).
     pub fn plus_days(self, days: i64) -> Option<Date> {
         Date::from_day_number(self.day_number() + days)
     }
 
+    /// The same month and day `years` later; 29 February becomes 1 March in a common year
+    /// (the day a person born on 29 February completes a year of age there).
     pub fn add_years(self, years: i32) -> Option<Date> {
         let year = self.year().checked_add(years)?;
         Date::from_ymd(year, self.month(), self.day()).or_else(|| Date::from_ymd(year, 3, 1))

@@ -263,34 +263,64 @@ proptest! {
     }
 
     #[test]
-    fn the_age_changes_an_outcome_only_from_the_birthday_the_calendar_names(rules in rules(8), profiles in profiles(12), start in as_of(), days in 1i64..900) {
-        // docs/semantics.md, "Age on a date": with a date of birth the age is read on the
-        // evaluation date. Before the day `next_age_change` names, every outcome on any day is
-        // what the profile as it read on `start` would give on that day: nothing is missed by
-        // a sweep that re-evaluates a citizen only on that day. And that day is a birthday on
-        // which the age reaches an age a rule tests.
-        use engine::calendar::{age_turns, next_age_change};
-        let turns = age_turns(&CATALOGUE, &rules);
-        let age = CATALOGUE.id("identity.age").unwrap();
+    fn the_sweep_reevaluates_exactly_the_pairs_whose_outcome_changes_on_a_day(rules in rules(8), profiles in profiles(12), start in as_of(), days in 1i64..900) {
+        // docs/releases.md, "The calendar sweep": on day D the sweep re-evaluates every
+        // citizen's pair with each scheme `due_on(D)` names, and, for each citizen whose stored
+        // next age change is D, the rules `AgeLimits::changed` names from D − 1 to D. Those
+        // pairs must be exactly the (citizen, scheme) pairs whose outcome (version, verdict,
+        // score, gaps) differs between D − 1 and D under full re-evaluation. Each citizen was
+        // last evaluated on `start`; each sweep day re-evaluates and stores the next change
+        // again, as the evaluator does.
+        use engine::calendar::{AgeLimits, due_on};
+        let set = RuleSet { rules };
+        let holdable: Vec<usize> = (0..set.rules.len()).collect();
+        let limits = AgeLimits::new(&CATALOGUE, &set.rules, &holdable);
+        let outcome_on = |scheme: &str, profile: &Profile, on: engine::Date| {
+            set.in_effect(on)
+                .into_iter()
+                .find(|r| r.scheme_id == scheme)
+                .filter(|r| engine::temporal::applicability(r, on).is_applicable())
+                .map(|r| {
+                    let aged = profile.on(on);
+                    let (outcome, gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, r, &aged, on);
+                    (r.rule_id.clone(), outcome, engine::gaps::fingerprint(&gaps))
+                })
+        };
+        let end = start.plus_days(days).unwrap();
         for profile in &profiles {
-            let next = next_age_change(&turns, profile, start);
-            let mut probes = vec![start.plus_days(days).unwrap()];
-            probes.extend(next.and_then(|n| n.plus_days(-1)).filter(|&d| d > start));
-            let then = profile.on(start);
-            for day in probes.into_iter().filter(|&d| next.is_none_or(|n| d < n)) {
-                let now = profile.on(day);
-                for rule in &rules {
-                    let (a, a_gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, &then, day);
-                    let (b, b_gaps) = engine::eval::outcome_with_gaps(&CATALOGUE, rule, &now, day);
-                    prop_assert_eq!(a, b, "{} on {} (next age change {:?})", rule.rule_id, day, next);
-                    prop_assert_eq!(engine::gaps::fingerprint(&a_gaps), engine::gaps::fingerprint(&b_gaps));
-                }
+            let next = limits.next_change(&CATALOGUE, &set.rules, profile, start);
+            // Probes: a random day, the next change, and every birthday up to the random day
+            // (a birthday the next change skips must change nothing).
+            let mut probes = vec![end];
+            probes.extend(next);
+            if let Some(born) = profile.date_of_birth() {
+                probes.extend(
+                    (0..=130)
+                        .filter_map(|years| born.add_years(years))
+                        .filter(|&birthday| birthday > start && birthday <= end),
+                );
             }
-            if let Some(next) = next {
-                prop_assert!(next > start);
-                let reached = profile.on(next).get(age).and_then(|v| v.scalar()?.as_f64());
-                prop_assert!(reached.is_some_and(|a| turns.contains(&(a as i64))), "{:?} on {}", reached, next);
-                prop_assert_eq!(profile.date_of_birth().map(|born| born.whole_years_to(next)), Some(reached.map(|a| a as i64)));
+            for day in probes {
+                let eve = day.plus_days(-1).unwrap();
+                // The stored next change on `day`: each one reached was swept, then stored anew.
+                let mut stored = next;
+                while let Some(reached) = stored.filter(|&n| n < day) {
+                    stored = limits.next_change(&CATALOGUE, &set.rules, profile, reached);
+                    prop_assert!(stored.is_none_or(|n| n > reached), "the next change after {} is {:?}", reached, stored);
+                }
+                let by_age = if stored == Some(day) {
+                    let changed = limits.changed(&CATALOGUE, &set.rules, profile, eve, day);
+                    prop_assert!(!changed.is_empty(), "the stored next change {} changes nothing", day);
+                    changed
+                } else {
+                    Vec::new()
+                };
+                let due = due_on(&set, day);
+                for (index, rule) in set.rules.iter().enumerate() {
+                    let changed = outcome_on(&rule.scheme_id, profile, eve) != outcome_on(&rule.scheme_id, profile, day);
+                    let swept = due.iter().any(|d| d.scheme_id == rule.scheme_id) || by_age.contains(&index);
+                    prop_assert_eq!(changed, swept, "{} for a citizen born {:?} from {} to {} (stored next change {:?})", rule.rule_id, profile.date_of_birth(), eve, day, stored);
+                }
             }
         }
     }

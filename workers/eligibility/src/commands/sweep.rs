@@ -6,7 +6,7 @@
 //! users on D like any other pass: audited, verdicts written, `new_match` / `lost` (with the
 //! reason, e.g. `window_closed`) / `partial_match` published. Birthdays are per citizen: the
 //! users whose stored next age change (`profile_current.next_age_change`, the first birthday
-//! reaching an age a rule tests) is on or before D get one record of the day (`ages`), fanned
+//! on which the age changes one of their outcomes) is on or before D get one record of the day (`ages`), fanned
 //! out to every partition, where each owner re-evaluates them on D — a `new_match` on a 60th
 //! birthday for an age-60 pension, `lost` with `age_changed` past an age limit. The sweep
 //! itself writes nothing to the stores, so it never races the workers that own the users.
@@ -87,7 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             )
             .await?
             .get(0);
-        println!("birthdays: {birthdays} citizen(s) reach an age a rule tests");
+        println!("birthdays: {birthdays} citizen(s) whose age changes an outcome");
         if args.dry_run || (due.is_empty() && birthdays == 0) {
             println!(
                 "nothing published{}",

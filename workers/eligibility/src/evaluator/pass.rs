@@ -44,8 +44,8 @@ pub struct StoredProfile {
     pub state: Option<String>,
     pub as_of: Date,
     pub position: Position,
-    /// The next birthday after `as_of` on which the age reaches one a held rule tests
-    /// (`engine::calendar::next_age_change`): the daily sweep's day for this user.
+    /// The next birthday after `as_of` on which the age changes one of the user's outcomes
+    /// (`engine::calendar::AgeLimits::next_change`): the daily sweep's day for this user.
     pub next_age_change: Option<Date>,
 }
 
@@ -222,7 +222,7 @@ pub fn run(
     let state = state_of(book, &inputs.profile);
     let previous_state = user.profile.as_ref().and_then(|p| p.state.clone());
     let candidates = book.candidates(state.as_deref(), as_of);
-    let (needed, gone) = plan(book, user, &inputs, &candidates, as_of);
+    let (needed, gone) = plan(book, user, &inputs, state.as_deref(), &candidates, as_of);
     let moved = previous_state.is_some() && previous_state != state;
     let input_hash = inputs.profile.input_snapshot_hash.clone();
     let pass = Pass {
@@ -261,8 +261,7 @@ pub fn run(
         leave(user_id, user, &scheme, cause, &input_hash, as_of, &mut out);
     }
     out.events.push(pass.summary(user, results));
-    let next_age_change =
-        engine::calendar::next_age_change(&book.age_turns, &inputs.profile, as_of);
+    let next_age_change = book.next_age_change(state.as_deref(), &inputs.profile, as_of);
     inputs.remember(user, state, as_of, next_age_change);
     Some(out)
 }
@@ -357,6 +356,7 @@ fn plan(
     book: &RuleBook,
     user: &UserState,
     inputs: &Inputs,
+    state: Option<&str>,
     candidates: &Candidates,
     as_of: Date,
 ) -> (Vec<(usize, Cause)>, Vec<Arc<str>>) {
@@ -378,6 +378,13 @@ fn plan(
         _ => (0..book.catalogue.len()).collect(),
     };
     let reading = book.reading(&changed_fields);
+    // A re-evaluation brings no new data: of the rules reading the age, those whose outcome
+    // the age alone changed since the stored evaluation, found by evaluating both (so a
+    // birthday re-evaluates exactly the pairs that change: docs/releases.md).
+    let aged = match (&user.profile, inputs.only) {
+        (Some(stored), Some(_)) => book.age_changed(state, &inputs.profile, stored.as_of, as_of),
+        _ => Vec::new(),
+    };
     let change = engine::deps::ProfileChange::new(&book.catalogue, changed_fields);
     let (stored_verdicts, gone) = pair_with_stored(book, candidates, &user.verdicts);
     let mut needed = Vec::new();
@@ -408,8 +415,12 @@ fn plan(
         // The change reached none of the rule's conditions: its stored outcome stands, as
         // for a rule that reads no changed field.
         let unmoved = match (stored, &before) {
+            (Some(s), Some(_)) if cause == Cause::AgeChanged => {
+                applicability(rule, s.as_of) == applicability(rule, as_of)
+                    && aged.binary_search(&index).is_err()
+            }
             (Some(s), Some(before)) => {
-                matches!(cause, Cause::ProfileChanged | Cause::AgeChanged)
+                cause == Cause::ProfileChanged
                     && !inputs.full
                     && applicability(rule, s.as_of) == applicability(rule, as_of)
                     && engine::deps::outcome_unchanged(

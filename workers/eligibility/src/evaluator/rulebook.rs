@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use engine::calendar::AgeLimits;
 use engine::deps::DependencyIndex;
 use engine::program::Program;
 use engine::{Catalogue, Date, FieldId, Outcome, Profile, Rule, RuleSet};
@@ -26,9 +27,6 @@ pub struct RuleBook {
     candidates: Mutex<CandidateCache>,
     /// Compiled on first use, per state.
     programs: Mutex<HashMap<Option<String>, Arc<StateProgram>>>,
-    /// The ages at which a held rule's conditions on the age turn (`engine::calendar`): a
-    /// user's next such birthday is stored for the daily sweep.
-    pub age_turns: Vec<i64>,
 }
 
 /// The rules a citizen of one state can hold (central and the state's, every version held:
@@ -38,6 +36,8 @@ struct StateProgram {
     /// Book indices, ascending.
     indices: Vec<usize>,
     program: Program,
+    /// Which of these rules a birthday can change (`engine::calendar::AgeLimits`).
+    ages: AgeLimits,
 }
 
 /// (state, date) → the rules a citizen of that state can hold on that date.
@@ -75,7 +75,6 @@ impl RuleBook {
             .collect::<anyhow::Result<_>>()?;
         let all: Vec<&Rule> = rules.rules.iter().collect();
         let index = DependencyIndex::new(&all, catalogue.len());
-        let age_turns = engine::calendar::age_turns(&catalogue, all.iter().copied());
         let position = rules
             .rules
             .iter()
@@ -83,7 +82,6 @@ impl RuleBook {
             .map(|(i, r)| (r.rule_id.clone(), i))
             .collect();
         Ok(RuleBook {
-            age_turns,
             catalogue,
             rules,
             revision,
@@ -155,9 +153,47 @@ impl RuleBook {
                 let rules = RuleSet::for_state(self.rules.rules.iter().collect(), state);
                 let indices: Vec<usize> = rules.iter().map(|r| self.position[&r.rule_id]).collect();
                 let program = Program::compile(&rules);
-                Arc::new(StateProgram { indices, program })
+                let ages = AgeLimits::new(&self.catalogue, &self.rules.rules, &indices);
+                Arc::new(StateProgram {
+                    indices,
+                    program,
+                    ages,
+                })
             })
             .clone()
+    }
+
+    /// The first birthday after `after` on which the age changes the outcome of a rule a
+    /// citizen of `state` can hold: the day the daily sweep re-evaluates them.
+    pub fn next_age_change(
+        &self,
+        state: Option<&str>,
+        profile: &Profile,
+        after: Date,
+    ) -> Option<Date> {
+        profile.date_of_birth()?;
+        let rules = &self.rules.rules;
+        self.program_of(state)
+            .ages
+            .next_change(&self.catalogue, rules, profile, after)
+    }
+
+    /// The rules (book indices, ascending) whose outcome for a citizen of `state` the age
+    /// alone changes between `since` and `day`, found by evaluating both.
+    pub fn age_changed(
+        &self,
+        state: Option<&str>,
+        profile: &Profile,
+        since: Date,
+        day: Date,
+    ) -> Vec<usize> {
+        if profile.date_of_birth().is_none() {
+            return Vec::new();
+        }
+        let rules = &self.rules.rules;
+        self.program_of(state)
+            .ages
+            .changed(&self.catalogue, rules, profile, since, day)
     }
 
     pub fn rule(&self, index: usize) -> &Rule {
