@@ -134,6 +134,8 @@ print_env() {
   printf "export ELIGIBILITY_DATABASE_URL='%s'\n" "$DB_URL"
   printf "export ELIGIBILITY_REDIS_URL='%s'\n" "$REDIS_URL"
   printf "export ELIGIBILITY_SCHEMA_REGISTRY_URL='%s'\n" "$REGISTRY_URL"
+  printf "# the broker binary, for tests that start a broker of their own (tests/support):\n"
+  printf "export ELIGIBILITY_STACK_NISSHI='%s'\n" "$NISSHI"
   printf "# TLS on loopback, verified against the stack's test CA (tests/connections.rs):\n"
   printf "export ELIGIBILITY_STACK_TLS_CA_FILE='%s'\n" "$TLS_DIR/ca.pem"
   printf "export ELIGIBILITY_STACK_DATABASE_TLS_URL='%s'\n" "${DB_URL%%\?*}?sslmode=verify-full"

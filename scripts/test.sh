@@ -2,8 +2,9 @@
 # The project's test command (README, `.ci/run`): formatting, lints, the local stack
 # (scripts/stack.sh: PostgreSQL, Redis, the Kafka-protocol broker, the schema registry, topics),
 # every Rust test (the end-to-end ones talk to that stack), the deployment checks (helm,
-# kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics), and
-# a fuzzing smoke (scripts/fuzz.sh: each cargo-fuzz target for 30 s).
+# kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics), the
+# supply-chain policy (scripts/deny.sh: cargo deny) and a fuzzing smoke (scripts/fuzz.sh: each
+# cargo-fuzz target for 30 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # A test run builds once from scratch: incremental-compilation state would only take disk.
@@ -18,6 +19,7 @@ cargo clippy --workspace --all-targets --locked --features eligibility/gpu,loadt
 echo "== local stack"
 cargo build --locked -p eligibility
 ELIGIBILITY_STACK_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/eligibility" scripts/stack.sh up
+eval "$(scripts/stack.sh env)"
 echo "== cargo test"
 cargo test --workspace --locked
 echo "== deployment checks"
@@ -26,5 +28,7 @@ echo "== deployment checks"
 # promises for it).
 scripts/check-deploy.sh --metrics target/e2e-evaluator-metrics.txt --metrics target/e2e-explainer-metrics.txt \
   --metrics target/e2e-api-metrics.txt
+echo "== supply chain (cargo deny, deny.toml)"
+scripts/deny.sh
 echo "== fuzzing smoke"
 scripts/fuzz.sh smoke 30

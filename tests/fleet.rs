@@ -1325,6 +1325,46 @@ async fn workers_starting_together_on_a_new_database_seed_the_corpus_once() {
 /// PostgreSQL goes away mid-stream (docs/reliability.md, "Faults"): the evaluator waits for it
 /// instead of exiting — alive, reporting not ready with the reason and counting the failures —
 /// and once it is back finishes the waiting record by itself, nothing lost.
+/// Whether `user`'s profile is stored (`Some`), for `eventually`.
+async fn stored_profile(pool: &deadpool_postgres::Pool, user: String) -> Option<()> {
+    let client = pool.get().await.unwrap();
+    client
+        .query_opt("SELECT 1 FROM profile_current WHERE user_id = $1", &[&user])
+        .await
+        .unwrap()
+        .map(|_| ())
+}
+
+/// During an outage of the dependency `named` (as `/readyz` names it): the worker turns not
+/// ready with the reason, and over `lasting` stays alive (`/healthz` 200), not ready, and
+/// counts its failures under one of `kinds` of `eligibility_errors_total`.
+async fn waits_out(worker: &mut Worker, named: &str, kinds: &[&str], lasting: Duration) {
+    let reason = eventually(Duration::from_secs(60), "/readyz not ready", || async {
+        let (status, body) = worker.http_get("/readyz");
+        (status == 503 && body.contains("waiting")).then_some(body)
+    })
+    .await;
+    assert!(reason.contains(named), "the reason names {named}: {reason}");
+    tokio::time::sleep(lasting).await;
+    assert!(
+        worker.child.try_wait().unwrap().is_none(),
+        "the evaluator exited during the outage of {named}"
+    );
+    assert_eq!(worker.http_get("/healthz").0, 200, "alive while waiting");
+    assert_eq!(worker.http_get("/readyz").0, 503);
+    let metrics = worker.http_get("/metrics").1;
+    let failures: f64 = metrics
+        .lines()
+        .filter(|l| {
+            kinds
+                .iter()
+                .any(|k| l.starts_with(&format!("eligibility_errors_total{{kind=\"{k}\"}}")))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(failures > 0.0, "the failures are counted:\n{metrics}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_evaluator_waits_out_a_postgresql_outage_not_ready_and_resumes_by_itself() {
     let _turn = TURN.lock().await;
@@ -1349,17 +1389,7 @@ async fn the_evaluator_waits_out_a_postgresql_outage_not_ready_and_resumes_by_it
     );
     let mut worker = Worker::start(&s.stack, &through_proxy, &s.group, &[]);
     worker.wait_ready(Duration::from_secs(60));
-    let stored = |user: String| {
-        let pool = s.pool.clone();
-        async move {
-            let client = pool.get().await.unwrap();
-            client
-                .query_opt("SELECT 1 FROM profile_current WHERE user_id = $1", &[&user])
-                .await
-                .unwrap()
-                .map(|_| ())
-        }
-    };
+    let stored = |user: String| stored_profile(&s.pool, user);
     let before = unique("before-outage");
     s.kafka
         .send_profile(&profile_json(&before, 62, true, "karnataka"), AS_OF)
@@ -1374,33 +1404,14 @@ async fn the_evaluator_waits_out_a_postgresql_outage_not_ready_and_resumes_by_it
     s.kafka
         .send_profile(&profile_json(&during, 62, true, "karnataka"), AS_OF)
         .await;
-    let reason = eventually(Duration::from_secs(30), "/readyz not ready", || async {
-        let (status, body) = worker.http_get("/readyz");
-        (status == 503 && body.contains("waiting")).then_some(body)
-    })
-    .await;
-    assert!(
-        reason.contains("postgres"),
-        "the reason names PostgreSQL: {reason}"
-    );
     // Longer than the retry policy's eight tries: the worker used to give up and exit here.
-    tokio::time::sleep(Duration::from_secs(25)).await;
-    assert!(
-        worker.child.try_wait().unwrap().is_none(),
-        "the evaluator exited during the outage"
-    );
-    assert_eq!(worker.http_get("/healthz").0, 200, "alive while waiting");
-    assert_eq!(worker.http_get("/readyz").0, 503);
-    let metrics = worker.http_get("/metrics").1;
-    let failures: f64 = metrics
-        .lines()
-        .filter(|l| {
-            l.starts_with("eligibility_errors_total{kind=\"postgres\"}")
-                || l.starts_with("eligibility_errors_total{kind=\"upkeep\"}")
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
-    assert!(failures > 0.0, "the failures are counted:\n{metrics}");
+    waits_out(
+        &mut worker,
+        "postgres",
+        &["postgres", "upkeep"],
+        Duration::from_secs(25),
+    )
+    .await;
     assert!(stored(during.clone()).await.is_none());
 
     proxy.restore();
@@ -1413,6 +1424,63 @@ async fn the_evaluator_waits_out_a_postgresql_outage_not_ready_and_resumes_by_it
     eventually(Duration::from_secs(30), "/readyz ready again", || async {
         (worker.http_get("/readyz").0 == 200).then_some(())
     })
+    .await;
+    assert_eq!(
+        worker.terminate(),
+        Some(0),
+        "SIGTERM stops the worker cleanly"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_evaluator_waits_out_a_broker_outage_not_ready_and_resumes_by_itself() {
+    let _turn = TURN.lock().await;
+    // A broker of the test's own, every connection to it through a proxy: the stack's broker,
+    // which the other tests use, stays up.
+    let broker = Broker::start().await;
+    let stack = Stack {
+        brokers: broker.address(),
+        ..Stack::get()
+    };
+    let kafka = Kafka::new(&stack);
+    let database_url = stack.fresh_database("e2e_broker_outage").await;
+    let pool = fleet::postgres::pool(&database_url, 2).unwrap();
+    let stored = |user: String| stored_profile(&pool, user);
+    let mut worker = Worker::start(&stack, &database_url, &unique("e2e_broker_outage"), &[]);
+    worker.wait_ready(Duration::from_secs(60));
+    let before = unique("before-broker-outage");
+    kafka
+        .send_profile(&profile_json(&before, 62, true, "karnataka"), AS_OF)
+        .await;
+    eventually(Duration::from_secs(60), "the first citizen stored", || {
+        stored(before.clone())
+    })
+    .await;
+
+    broker.proxy.cut();
+    // Long enough for many failed polls: the worker used to stop at the first one.
+    waits_out(
+        &mut worker,
+        "Kafka",
+        &["kafka_consume"],
+        Duration::from_secs(20),
+    )
+    .await;
+
+    broker.proxy.restore();
+    eventually(Duration::from_secs(90), "/readyz ready again", || async {
+        (worker.http_get("/readyz").0 == 200).then_some(())
+    })
+    .await;
+    let after = unique("after-broker-outage");
+    kafka
+        .send_profile(&profile_json(&after, 62, true, "karnataka"), AS_OF)
+        .await;
+    eventually(
+        Duration::from_secs(60),
+        "a citizen sent after the outage stored",
+        || stored(after.clone()),
+    )
     .await;
     assert_eq!(
         worker.terminate(),

@@ -691,3 +691,68 @@ impl Drop for Proxy {
         self.task.abort();
     }
 }
+
+/// A Kafka-protocol broker of a test's own (the stack's nisshi, in memory, on a free port),
+/// reached only through a [`Proxy`] that it advertises to clients: cutting the proxy cuts every
+/// connection a client has to it, as a broker outage would, while the stack's broker that other
+/// tests use keeps running. Its topics are created as the stack's are.
+pub struct Broker {
+    pub proxy: Proxy,
+    child: Child,
+}
+
+impl Broker {
+    pub async fn start() -> Broker {
+        let nisshi = std::env::var("ELIGIBILITY_STACK_NISSHI").expect(
+            "ELIGIBILITY_STACK_NISSHI names the stack's broker: eval \"$(scripts/stack.sh env)\"",
+        );
+        let port = free_port();
+        let proxy = Proxy::start(port).await;
+        let child = Command::new(nisshi)
+            .arg("broker")
+            .arg("--listener-url")
+            .arg(format!("tcp://127.0.0.1:{port}"))
+            .arg("--advertised-listener-url")
+            .arg(format!("tcp://127.0.0.1:{}", proxy.port))
+            .arg("--storage-engine")
+            .arg("memory://nisshi/")
+            .env_remove("SCHEMA_REGISTRY")
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the stack's nisshi starts");
+        let broker = Broker { proxy, child };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the test's broker did not listen on {port}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let created = Command::new(eligibility_binary())
+            .args(["topics", "create", "--replication-factor", "1"])
+            .env("ELIGIBILITY_KAFKA_BROKERS", broker.address())
+            .stdout(Stdio::null())
+            .status()
+            .expect("eligibility topics create runs");
+        assert!(
+            created.success(),
+            "creating the topics on the test's broker"
+        );
+        broker
+    }
+
+    /// The address clients use: the proxy's.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.proxy.port)
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

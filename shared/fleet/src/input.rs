@@ -116,7 +116,11 @@ pub async fn poll_batch(
     while records.len() < max_records.max(1) {
         let quiet = (tokio::time::Instant::now() + QUIET_GAP).min(deadline);
         tokio::select! {
-            message = consumer.recv() => records.push(Record::from_message(&message?)),
+            message = consumer.recv() => match message {
+                Ok(message) => records.push(Record::from_message(&message)),
+                // The records in hand are processed; the next poll meets the error again.
+                Err(_) => break,
+            },
             _ = tokio::time::sleep_until(quiet) => break,
         }
     }

@@ -93,21 +93,53 @@ pub fn is_transient(error: &anyhow::Error) -> bool {
 /// the policy's backoff, reporting the outage like [`batch_with_retries`]; any other failure
 /// is returned at once.
 pub async fn wait_out(mut step: impl AsyncFnMut() -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let mut delay = Duration::from_millis(50);
+    let mut waiting = Waiting::new("upkeep");
     loop {
         match step().await {
             Ok(()) => {
-                outage::over();
+                waiting.over();
                 return Ok(());
             }
-            Err(e) if is_transient(&e) => {
-                crate::metrics::error("upkeep");
-                outage::waiting_for(format!("{e:#}"));
-                tracing::warn!(error = %format!("{e:#}"), retry_in_ms = delay.as_millis() as u64, "upkeep failed: waiting");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(5));
-            }
+            Err(e) if is_transient(&e) => waiting.wait(&format!("{e:#}")).await,
             Err(e) => return Err(e),
+        }
+    }
+}
+
+/// One dependency being waited for outside a batch: each failed attempt is counted under
+/// `kind` in `eligibility_errors_total`, reported on `/readyz` ([`outage`]) and followed by a
+/// backoff that doubles from 50 ms to 5 s.
+pub struct Waiting {
+    kind: &'static str,
+    delay: Option<Duration>,
+}
+
+impl Waiting {
+    pub fn new(kind: &'static str) -> Waiting {
+        Waiting { kind, delay: None }
+    }
+
+    /// Records a failed attempt (`reason`) and sleeps before the next one.
+    pub async fn wait(&mut self, reason: &str) {
+        let delay = self.delay.map_or(Duration::from_millis(50), |d| {
+            (d * 2).min(Duration::from_secs(5))
+        });
+        self.delay = Some(delay);
+        crate::metrics::error(self.kind);
+        outage::waiting_for(reason.to_string());
+        tracing::warn!(kind = self.kind, error = %reason, retry_in_ms = delay.as_millis() as u64, "a dependency is away: waiting");
+        tokio::time::sleep(delay).await;
+    }
+
+    /// Whether the last attempt failed.
+    pub fn is_waiting(&self) -> bool {
+        self.delay.is_some()
+    }
+
+    /// The dependency answered: the outage, if this was waiting, is over.
+    pub fn over(&mut self) {
+        if self.delay.take().is_some() {
+            outage::over();
         }
     }
 }

@@ -9,6 +9,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use rdkafka::consumer::Consumer as _;
+use rdkafka::error::KafkaError;
 
 use crate::cache::Cache;
 use crate::http::Health;
@@ -66,6 +68,7 @@ impl Loop<'_> {
     pub async fn run(&self, stage: &mut impl Stage, shutdown: Shutdown) -> anyhow::Result<()> {
         let mut generation = 0;
         let mut upkept: Option<Instant> = None;
+        let mut broker_away = crate::retry::Waiting::new("kafka_consume");
         loop {
             self.health.heartbeat();
             let bounds = self.bounds;
@@ -76,6 +79,32 @@ impl Loop<'_> {
                 &shutdown,
             )
             .await;
+            let polled = match polled {
+                // The broker (or a partition's leader) is away: consume nothing, report it,
+                // and poll again after a backoff; the client reconnects by itself. Only an
+                // error the client calls fatal stops the worker.
+                Err(e) if !matches!(e, KafkaError::MessageConsumptionFatal(_)) => {
+                    broker_away.wait(&format!("Kafka: {e}")).await;
+                    continue;
+                }
+                // The client reports an outage now and then, not at every poll: during one,
+                // an idle poll says nothing of the broker, which is asked for metadata.
+                Ok(Polled::Idle) if broker_away.is_waiting() => {
+                    let asked = tokio::task::block_in_place(|| {
+                        self.consumer.fetch_metadata(None, Duration::from_secs(2))
+                    });
+                    if let Err(e) = asked {
+                        broker_away.wait(&format!("Kafka: {e}")).await;
+                        continue;
+                    }
+                    broker_away.over();
+                    Ok(Polled::Idle)
+                }
+                polled => {
+                    broker_away.over();
+                    polled
+                }
+            };
             let records = match polled.context("consuming")? {
                 Polled::Records(records) => Some(records),
                 Polled::Shutdown => {
