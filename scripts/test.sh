@@ -2,7 +2,8 @@
 # The project's test command (README, `.ci/run`): formatting, lints, the local stack
 # (scripts/stack.sh: PostgreSQL, Redis, the Kafka-protocol broker, the schema registry, topics),
 # every Rust test (the end-to-end ones talk to that stack), the deployment checks (helm,
-# kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics), the
+# kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics), a
+# small chaos run (scripts/chaos.sh small: the fleet under injected faults, then checked), the
 # supply-chain policy (scripts/deny.sh: cargo deny) and a fuzzing smoke (scripts/fuzz.sh: each
 # cargo-fuzz target for 30 s).
 set -euo pipefail
@@ -28,6 +29,8 @@ echo "== deployment checks"
 # promises for it).
 scripts/check-deploy.sh --metrics target/e2e-evaluator-metrics.txt --metrics target/e2e-explainer-metrics.txt \
   --metrics target/e2e-api-metrics.txt
+echo "== chaos run, small (scripts/chaos.sh: kills, PostgreSQL, Redis, broker and registry outages)"
+scripts/chaos.sh small
 echo "== supply chain (cargo deny, deny.toml)"
 scripts/deny.sh
 echo "== fuzzing smoke"

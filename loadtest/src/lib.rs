@@ -2,6 +2,7 @@
 //!
 //! - [`corpus`]: synthetic scheme corpora of any size over all 36 states/UTs and central schemes,
 //!   as rule documents that go through the engine's real loader.
+//! - [`chaos`]: the checker of a chaos run (stores, cache and events against what was sent).
 //! - [`citizens`]: synthetic citizens with realistic distributions (state populations, age,
 //!   log-normal income, social categories, documents), as profile JSON.
 //! - `zen` (feature `zen`): the same rules as a zen-engine decision graph, for the side-by-side
@@ -9,6 +10,7 @@
 //!
 //! Binaries: `synth` writes corpora and citizens to disk; `bench` runs the engine benchmarks.
 
+pub mod chaos;
 pub mod citizens;
 pub mod corpus;
 #[cfg(feature = "zen")]

@@ -94,6 +94,29 @@ enum What {
         #[arg(long)]
         group: String,
     },
+    /// A chaos run's traffic and its check (`scripts/chaos.sh` injects the faults meanwhile):
+    /// N citizens, then profile updates at a fixed rate with new versions of a rule among
+    /// them, then, once the fleet has consumed everything, the checker (`loadtest::chaos`).
+    /// MARKER exists while updates are being sent. Exits 1 when the check fails.
+    Chaos {
+        #[arg(long, default_value_t = 100_000)]
+        users: usize,
+        #[arg(long, default_value_t = 1_000_000)]
+        updates: usize,
+        /// Updates offered per second.
+        #[arg(long, default_value_t = 2000)]
+        rate: u32,
+        /// A rule whose next versions are published during the updates (same conditions: every
+        /// citizen it covers is re-evaluated).
+        #[arg(long)]
+        rule: std::path::PathBuf,
+        #[arg(long, default_value_t = 3)]
+        rule_changes: u32,
+        #[arg(long)]
+        marker: std::path::PathBuf,
+        #[arg(long)]
+        group: String,
+    },
     /// Measure the re-evaluation of every citizen after one rule changes.
     RuleChange {
         /// Citizens created before the rule changes.
@@ -248,6 +271,25 @@ async fn main() -> Result<()> {
             group,
         } => bench(&env, users, updates, &rates, workload, &group).await,
         What::RuleChange { users, rule, group } => rule_change(&env, users, &rule, &group).await,
+        What::Chaos {
+            users,
+            updates,
+            rate,
+            rule,
+            rule_changes,
+            marker,
+            group,
+        } => {
+            let plan = ChaosPlan {
+                users,
+                updates,
+                rate,
+                rule: &rule,
+                rule_changes,
+                marker: &marker,
+            };
+            chaos(&env, &plan, &group).await
+        }
         What::Sweep {
             users,
             day,
@@ -448,38 +490,14 @@ async fn rule_change(env: &Env, users: usize, rule: &std::path::Path, group: &st
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
     create_citizens(env, &pool, group, users, 0).await?;
 
-    // The next version of the rule: same eligibility, a new id and version.
-    let text = std::fs::read_to_string(rule).with_context(|| rule.display().to_string())?;
-    let mut doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)?;
-    let version = doc["version"].as_u64().context("the rule has no version")? + 1;
-    let rule_id = format!(
-        "{}_v{version}",
-        doc["rule_id"].as_str().context("the rule has no rule_id")?
-    );
-    doc["version"] = version.into();
-    doc["rule_id"] = rule_id.clone().into();
-    let update = RulesUpdate {
-        event_id: format!("bench-{rule_id}"),
-        rule_yaml: serde_yaml_ng::to_string(&doc)?,
-        author: "fleet_traffic".into(),
-        reason: Some("rule-change benchmark".into()),
-        as_of: Some(AS_OF.into()),
-    };
-    let record = Outgoing {
-        topic: POLICY_RULES_UPDATED.into(),
-        key: rule_id.clone().into_bytes(),
-        partition: None,
-        timestamp_ms: None,
-        payload: env.codec.encode(POLICY_RULES_UPDATED, &update).await?,
-        headers: vec![],
-    };
+    let (record, rule_id, version, state) =
+        next_version(env, rule, 1, "rule-change benchmark").await?;
     let before = committed(&pool, group, POLICY_RULES_UPDATED).await?;
     let t = Instant::now();
     fleet::kafka::send_all(&env.producer, &[record]).await?;
     // The original, then the copy the evaluator fans out to each partition of the rule's
     // state (every partition for a central rule), each re-evaluating that partition's users.
-    let state = doc["state"].as_str().context("the rule has no state")?;
-    let copies = partition_map().partitions_of_scheme(state).len() as i64;
+    let copies = partition_map().partitions_of_scheme(&state).len() as i64;
     wait_committed(&pool, group, POLICY_RULES_UPDATED, before + 1 + copies, t).await?;
     let elapsed = t.elapsed();
     let client = pool.get().await?;
@@ -496,6 +514,215 @@ async fn rule_change(env: &Env, users: usize, rule: &std::path::Path, group: &st
         evaluated as f64 / elapsed.as_secs_f64()
     );
     Ok(())
+}
+
+/// The record publishing version `+ step` of the rule at `path` (same conditions, a new id):
+/// (record, rule id, version, state).
+async fn next_version(
+    env: &Env,
+    path: &std::path::Path,
+    step: u64,
+    reason: &str,
+) -> Result<(Outgoing, String, u64, String)> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    let mut doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)?;
+    let version = doc["version"].as_u64().context("the rule has no version")? + step;
+    let rule_id = format!(
+        "{}_v{version}",
+        doc["rule_id"].as_str().context("the rule has no rule_id")?
+    );
+    doc["version"] = version.into();
+    doc["rule_id"] = rule_id.clone().into();
+    let update = RulesUpdate {
+        event_id: format!("fleet-traffic-{rule_id}"),
+        rule_yaml: serde_yaml_ng::to_string(&doc)?,
+        author: "fleet_traffic".into(),
+        reason: Some(reason.into()),
+        as_of: Some(AS_OF.into()),
+    };
+    let record = Outgoing {
+        topic: POLICY_RULES_UPDATED.into(),
+        key: rule_id.clone().into_bytes(),
+        partition: None,
+        timestamp_ms: None,
+        payload: env.codec.encode(POLICY_RULES_UPDATED, &update).await?,
+        headers: vec![],
+    };
+    let state = doc["state"]
+        .as_str()
+        .context("the rule has no state")?
+        .to_string();
+    Ok((record, rule_id, version, state))
+}
+
+struct ChaosPlan<'a> {
+    users: usize,
+    updates: usize,
+    rate: u32,
+    rule: &'a std::path::Path,
+    rule_changes: u32,
+    marker: &'a std::path::Path,
+}
+
+/// The chaos run's traffic, then its check. Updates go out a second's worth at a time, each
+/// second's to distinct citizens and acknowledged before the next (a failed send is sent
+/// again), so the last profile acknowledged for a citizen is the last one the fleet reads.
+async fn chaos(env: &Env, plan: &ChaosPlan<'_>, group: &str) -> Result<()> {
+    let pool = fleet::postgres::pool(&env.database_url, 2)?;
+    let marks: Vec<TopicPartitionList> = [ELIGIBILITY_NEW_MATCH, ELIGIBILITY_LOST]
+        .iter()
+        .map(|t| env.ends(t))
+        .collect::<Result<_>>()?;
+    let mut profiles = create_citizens(env, &pool, group, plan.users, 0).await?;
+    let mut last: HashMap<String, String> = profiles
+        .iter()
+        .map(|p| {
+            (
+                p["user_id"].as_str().unwrap_or_default().to_string(),
+                engine::hash::jcs_sha256(p),
+            )
+        })
+        .collect();
+    std::fs::write(plan.marker, b"sending updates\n")?;
+    let per_second = (plan.rate as usize).clamp(1, plan.users);
+    let t = Instant::now();
+    let mut changes_sent = 0u64;
+    let mut sent = 0usize;
+    while sent < plan.updates {
+        let count = per_second.min(plan.updates - sent);
+        let batch: Vec<Json> = (sent..sent + count)
+            .map(|i| {
+                let at = (i * 7919) % plan.users;
+                let p = &mut profiles[at];
+                let income = p["economic"]["annual_income"]
+                    .as_f64()
+                    .map_or(100_000, |v| v as i64);
+                // Up and down by under 3 %, distinct per update: every record is a change.
+                let step = income * (1 + (i as i64 * 7) % 29) / 1000 + 1;
+                p["economic"]["annual_income"] = (if i % 2 == 0 {
+                    income + step
+                } else {
+                    (income - step).max(0)
+                })
+                .into();
+                p.clone()
+            })
+            .collect();
+        let records = env.profile_records(&batch).await?;
+        send_until_acknowledged(env, &batch, &records).await?;
+        for p in &batch {
+            last.insert(
+                p["user_id"].as_str().unwrap_or_default().to_string(),
+                engine::hash::jcs_sha256(p),
+            );
+        }
+        sent += count;
+        // The rule's next versions at even intervals among the updates.
+        let due = u64::from(plan.rule_changes) * sent as u64 / plan.updates as u64;
+        while changes_sent < due {
+            changes_sent += 1;
+            let (record, rule_id, _, _) =
+                next_version(env, plan.rule, changes_sent, "chaos run").await?;
+            fleet::kafka::send_all(&env.producer, &[record]).await?;
+            println!("  rule {rule_id} published after {sent} updates");
+        }
+        let due = Duration::from_secs_f64(sent as f64 / f64::from(plan.rate.max(1)));
+        tokio::time::sleep_until((t + due).into()).await;
+        if sent % (per_second * 10) < count {
+            println!("  {sent} updates sent in {:.0}s", t.elapsed().as_secs_f64());
+        }
+    }
+    std::fs::remove_file(plan.marker)?;
+    println!(
+        "{sent} updates and {changes_sent} rule versions sent in {:.1}s; waiting for the fleet to consume everything",
+        t.elapsed().as_secs_f64()
+    );
+    wait_consumed(env, &pool, group).await?;
+    println!("consumed after {:.1}s; checking", t.elapsed().as_secs_f64());
+    // The cache is written just after each commit.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let cache = fleet::cache::Cache::connect(
+        &std::env::var("ELIGIBILITY_REDIS_URL").context("ELIGIBILITY_REDIS_URL is required")?,
+        None,
+    )
+    .await?;
+    let report =
+        loadtest::chaos::check(&pool, &cache, &env.kafka, &env.codec, &last, &marks).await?;
+    report.print();
+    if !report.passed() {
+        anyhow::bail!("the chaos check failed");
+    }
+    println!("chaos check: PASSED");
+    Ok(())
+}
+
+/// Sends `records` (to distinct citizens), sending again those whose delivery failed, until
+/// every one is acknowledged (the broker may be restarting).
+async fn send_until_acknowledged(env: &Env, profiles: &[Json], records: &[Outgoing]) -> Result<()> {
+    let mut waiting: Vec<usize> = (0..records.len()).collect();
+    for attempt in 1.. {
+        let chosen: Vec<Json> = waiting.iter().map(|&i| profiles[i].clone()).collect();
+        let outgoing: Vec<Outgoing> = waiting.iter().map(|&i| records[i].clone()).collect();
+        let pending = enqueue_profiles(env, &chosen, &outgoing).await?;
+        let mut failed = Vec::new();
+        for (delivery, &i) in pending.into_iter().zip(&waiting) {
+            if !matches!(delivery.await, Ok(Ok(_))) {
+                failed.push(i);
+            }
+        }
+        if failed.is_empty() {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            attempt < 30,
+            "{} updates still unacknowledged after {attempt} attempts",
+            failed.len()
+        );
+        eprintln!(
+            "  {} deliveries failed (attempt {attempt}); sending them again",
+            failed.len()
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        waiting = failed;
+    }
+    unreachable!("the loop returns or fails")
+}
+
+/// Waits until the group has committed every record of the evaluator's input topics (the rule
+/// topic's fan-out copies included: its end must hold still across two looks).
+async fn wait_consumed(env: &Env, pool: &deadpool_postgres::Pool, group: &str) -> Result<()> {
+    let since = Instant::now();
+    let mut settled = 0;
+    loop {
+        let mut behind = 0i64;
+        for topic in EVALUATOR_INPUTS {
+            let end: i64 = env
+                .ends(topic)?
+                .elements()
+                .iter()
+                .map(|e| match e.offset() {
+                    Offset::Offset(o) => o,
+                    _ => 0,
+                })
+                .sum();
+            behind += (end - committed(pool, group, topic).await?).max(0);
+        }
+        settled = if behind == 0 { settled + 1 } else { 0 };
+        if settled >= 2 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            since.elapsed() < Duration::from_secs(1800),
+            "{behind} records still not consumed after 30 minutes"
+        );
+        if behind > 0 && since.elapsed().as_secs().is_multiple_of(10) {
+            eprintln!(
+                "  … {behind} records to go after {:.0}s",
+                since.elapsed().as_secs_f64()
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 /// The sweep of `day` over `users` citizens: from the `sweep` command's start until the

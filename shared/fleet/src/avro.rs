@@ -151,7 +151,11 @@ impl Codec {
             self.encoder
                 .get_schema_and_id(&subject, strategy.clone())
                 .await
-                .map_err(|e| anyhow::anyhow!("the schema of {topic} (subject {subject}): {e}"))?;
+                .map_err(|e| {
+                    let retriable = e.retriable;
+                    let error = anyhow::anyhow!("the schema of {topic} (subject {subject}): {e}");
+                    away_if(retriable, error)
+                })?;
         }
         Ok(())
     }
@@ -162,6 +166,10 @@ impl Codec {
         let registered = get_schema_by_subject_and_version(&self.settings, subject, None)
             .await
             .map_err(|e| {
+                if e.retriable {
+                    let error = anyhow::anyhow!("looking up subject {subject}: {e}");
+                    return away_if(true, error);
+                }
                 anyhow::anyhow!(
                     "subject {subject} has no registered schema to look up ({e}); register \
                      schemas/avro/'s schema for {topic} first, or set \
@@ -219,5 +227,15 @@ impl Codec {
             id,
             reason: e.to_string(),
         })
+    }
+}
+
+/// `error`, marked as the registry being away ([`IoError::Registry`], waited out) when the
+/// client says a retry may succeed.
+fn away_if(retriable: bool, error: anyhow::Error) -> anyhow::Error {
+    if retriable {
+        crate::error::IoError::Registry(error).into()
+    } else {
+        error
     }
 }

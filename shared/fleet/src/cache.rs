@@ -63,7 +63,16 @@ impl Cache {
             .set_connection_timeout(Some(std::time::Duration::from_secs(5)));
         let connection = ConnectionManager::new_with_config(client, config)
             .await
-            .map_err(|e| anyhow::anyhow!("connecting to ELIGIBILITY_REDIS_URL: {e}"))?;
+            .map_err(|e| {
+                // Redis away (refused, unreachable, slow) is waited out at start; anything
+                // else (a bad password, a TLS mismatch) is a setting to fix.
+                if e.is_connection_refusal() || e.is_io_error() || e.is_timeout() {
+                    anyhow::Error::from(crate::error::IoError::Redis(e))
+                        .context("connecting to ELIGIBILITY_REDIS_URL")
+                } else {
+                    anyhow::anyhow!("connecting to ELIGIBILITY_REDIS_URL: {e}")
+                }
+            })?;
         Ok(Cache { connection })
     }
 

@@ -29,13 +29,26 @@ impl Connections {
             config.database_ca_file.as_deref(),
             pool_size,
         )?;
-        let applied = crate::postgres::migrate(&pool)
-            .await
-            .context("applying migrations to ELIGIBILITY_DATABASE_URL")?;
-        if !applied.is_empty() {
-            tracing::info!(?applied, "migrations applied");
-        }
-        let cache = Cache::connect(&config.redis_url, config.redis_ca_file.as_deref()).await?;
+        // A dependency away at start (a restart during an outage) is waited out, reported on
+        // /readyz, like one that goes away later: a worker does not crash-loop on it. A
+        // setting that cannot work (a bad URL, a refused password) still stops it at once.
+        crate::retry::wait_out(async || {
+            let applied = crate::postgres::migrate(&pool)
+                .await
+                .context("applying migrations to ELIGIBILITY_DATABASE_URL")?;
+            if !applied.is_empty() {
+                tracing::info!(?applied, "migrations applied");
+            }
+            Ok(())
+        })
+        .await?;
+        let mut cache = None;
+        crate::retry::wait_out(async || {
+            cache = Some(Cache::connect(&config.redis_url, config.redis_ca_file.as_deref()).await?);
+            Ok(())
+        })
+        .await?;
+        let cache = cache.expect("connected");
         let registration = if config.schema_auto_register {
             Registration::Auto
         } else {
@@ -43,10 +56,13 @@ impl Connections {
         };
         let codec =
             Codec::with_registration(&config.schema_registry_url, codec_topics, registration);
-        codec
-            .register_all()
-            .await
-            .context("the Avro schemas at ELIGIBILITY_SCHEMA_REGISTRY_URL")?;
+        crate::retry::wait_out(async || {
+            codec
+                .register_all()
+                .await
+                .context("the Avro schemas at ELIGIBILITY_SCHEMA_REGISTRY_URL")
+        })
+        .await?;
         let producer = crate::kafka::producer(&config.kafka)
             .context("the Kafka producer (ELIGIBILITY_KAFKA_* settings)")?;
         Ok(Connections {

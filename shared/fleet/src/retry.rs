@@ -83,6 +83,9 @@ pub fn is_transient(error: &anyhow::Error) -> bool {
     error
         .downcast_ref::<deadpool_postgres::PoolError>()
         .is_some()
+        || error
+            .downcast_ref::<deadpool_postgres::CreatePoolError>()
+            .is_some()
         || error.downcast_ref::<rdkafka::error::KafkaError>().is_some()
         || error
             .downcast_ref::<tokio_postgres::Error>()
@@ -121,14 +124,22 @@ impl Waiting {
 
     /// Records a failed attempt (`reason`) and sleeps before the next one.
     pub async fn wait(&mut self, reason: &str) {
+        let delay = self.failed(reason);
+        tracing::warn!(kind = self.kind, error = %reason, retry_in_ms = delay.as_millis() as u64, "a dependency is away: waiting");
+        tokio::time::sleep(delay).await;
+    }
+
+    /// Records a failed attempt (`reason`) without sleeping, for a caller whose next attempt
+    /// itself waits (a poll that blocks until the client has news); returns the backoff
+    /// [`Waiting::wait`] sleeps. Logged where [`Waiting::wait`] is not used, once per outage.
+    pub fn failed(&mut self, reason: &str) -> Duration {
         let delay = self.delay.map_or(Duration::from_millis(50), |d| {
             (d * 2).min(Duration::from_secs(5))
         });
         self.delay = Some(delay);
         crate::metrics::error(self.kind);
         outage::waiting_for(reason.to_string());
-        tracing::warn!(kind = self.kind, error = %reason, retry_in_ms = delay.as_millis() as u64, "a dependency is away: waiting");
-        tokio::time::sleep(delay).await;
+        delay
     }
 
     /// Whether the last attempt failed.

@@ -81,10 +81,16 @@ impl Loop<'_> {
             .await;
             let polled = match polled {
                 // The broker (or a partition's leader) is away: consume nothing, report it,
-                // and poll again after a backoff; the client reconnects by itself. Only an
-                // error the client calls fatal stops the worker.
+                // and poll again; the client reconnects by itself, at its own backoff, and a
+                // poll waits until it has news. (Sleeping a backoff per error drained the
+                // errors it had queued during an outage one per backoff: minutes after the
+                // broker was back.) Only an error the client calls fatal stops the worker.
                 Err(e) if !matches!(e, KafkaError::MessageConsumptionFatal(_)) => {
-                    broker_away.wait(&format!("Kafka: {e}")).await;
+                    if !broker_away.is_waiting() {
+                        tracing::warn!(error = %e, "the broker is away: waiting");
+                    }
+                    broker_away.failed(&format!("Kafka: {e}"));
+                    tokio::time::sleep(Duration::from_millis(20)).await;
                     continue;
                 }
                 // The client reports an outage now and then, not at every poll: during one,
