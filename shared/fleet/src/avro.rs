@@ -152,9 +152,9 @@ impl Codec {
                 .get_schema_and_id(&subject, strategy.clone())
                 .await
                 .map_err(|e| {
-                    let retriable = e.retriable;
+                    let away = registry_away(&e);
                     let error = anyhow::anyhow!("the schema of {topic} (subject {subject}): {e}");
-                    away_if(retriable, error)
+                    away_if(away, error)
                 })?;
         }
         Ok(())
@@ -166,7 +166,7 @@ impl Codec {
         let registered = get_schema_by_subject_and_version(&self.settings, subject, None)
             .await
             .map_err(|e| {
-                if e.retriable {
+                if registry_away(&e) {
                     let error = anyhow::anyhow!("looking up subject {subject}: {e}");
                     return away_if(true, error);
                 }
@@ -228,6 +228,12 @@ impl Codec {
             reason: e.to_string(),
         })
     }
+}
+
+/// The registry unreachable, or failing on its side (a 5xx: its own store away), which a
+/// retry may cure; not a refusal of the schema.
+fn registry_away(error: &schema_registry_converter::error::SRCError) -> bool {
+    error.retriable || error.error.contains("failed with status 5")
 }
 
 /// `error`, marked as the registry being away ([`IoError::Registry`], waited out) when the

@@ -34,11 +34,13 @@ impl IoError {
 
     /// A dependency away or overloaded (a connection refused or dropped, PostgreSQL shutting
     /// down or out of connections, a broker or registry timeout), which waiting cures; not a
-    /// defect, a fenced batch or an SQL error, which it does not.
+    /// defect, a fenced batch, an SQL error or a Kafka client in a fatal state (an idempotent
+    /// producer out of step with the broker: only a new client, so a restart, cures that).
     pub fn is_transient(&self) -> bool {
         match self {
             IoError::Postgres(e) => postgres_is_transient(e),
-            IoError::Pool(_) | IoError::Kafka(_) | IoError::Redis(_) | IoError::Registry(_) => true,
+            IoError::Kafka(e) => !kafka_is_fatal(e),
+            IoError::Pool(_) | IoError::Redis(_) | IoError::Registry(_) => true,
             IoError::Gpu(_) | IoError::Fenced(_) | IoError::Internal(_) => false,
         }
     }
@@ -62,6 +64,12 @@ impl IoError {
 /// A PostgreSQL failure that waiting cures: no SQL error at all (the connection failed or was
 /// closed), or one of class connection exception, insufficient resources, operator
 /// intervention (a shutdown), or transaction rollback (serialization failure, deadlock).
+/// The client can no longer be used (librdkafka's fatal errors).
+pub fn kafka_is_fatal(error: &KafkaError) -> bool {
+    matches!(error, KafkaError::MessageConsumptionFatal(_))
+        || error.rdkafka_error_code() == Some(rdkafka::types::RDKafkaErrorCode::Fatal)
+}
+
 pub fn postgres_is_transient(error: &tokio_postgres::Error) -> bool {
     match error.as_db_error() {
         Some(db) => ["08", "53", "57", "40"]
@@ -110,6 +118,8 @@ mod tests {
         ];
         assert!(waited.iter().all(IoError::is_transient));
         let not = [
+            // An idempotent producer the broker put out of step (seen in the chaos run).
+            IoError::Kafka(KafkaError::MessageProduction(RDKafkaErrorCode::Fatal)),
             IoError::Fenced("fenced: partition 3".into()),
             IoError::internal(anyhow::anyhow!("paths disagree")),
             IoError::Gpu(anyhow::anyhow!("no device")),

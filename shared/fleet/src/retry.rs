@@ -86,7 +86,9 @@ pub fn is_transient(error: &anyhow::Error) -> bool {
         || error
             .downcast_ref::<deadpool_postgres::CreatePoolError>()
             .is_some()
-        || error.downcast_ref::<rdkafka::error::KafkaError>().is_some()
+        || error
+            .downcast_ref::<rdkafka::error::KafkaError>()
+            .is_some_and(|e| !crate::error::kafka_is_fatal(e))
         || error
             .downcast_ref::<tokio_postgres::Error>()
             .is_some_and(crate::error::postgres_is_transient)

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use rdkafka::consumer::Consumer as _;
-use rdkafka::error::KafkaError;
 
 use crate::cache::Cache;
 use crate::http::Health;
@@ -85,7 +84,7 @@ impl Loop<'_> {
                 // poll waits until it has news. (Sleeping a backoff per error drained the
                 // errors it had queued during an outage one per backoff: minutes after the
                 // broker was back.) Only an error the client calls fatal stops the worker.
-                Err(e) if !matches!(e, KafkaError::MessageConsumptionFatal(_)) => {
+                Err(e) if !crate::error::kafka_is_fatal(&e) => {
                     if !broker_away.is_waiting() {
                         tracing::warn!(error = %e, "the broker is away: waiting");
                     }

@@ -156,19 +156,28 @@ impl Pipeline {
         }
         let catalogue = Catalogue::bundled();
         let corpus = crate::rules_source::load(&catalogue, config.rules_dir.as_deref())?;
-        let seeded = rules_store::seed(&pool, &corpus).await?;
-        if seeded > 0 {
-            tracing::info!(seeded, "rule versions seeded from the corpus");
-        }
-        let filled = store::fill_owner_partitions(&pool).await?;
-        if filled > 0 {
-            tracing::info!(
-                filled,
-                "owner partitions filled in for users stored before 0003"
-            );
-        }
-        let book = Arc::new(load_book(&pool, None).await?);
-        let offsets = Arc::new(Mutex::new(fleet::offsets::load(&pool, group).await?));
+        // Each step is idempotent: PostgreSQL going away half-way is waited out and the steps
+        // run again, as at any other time (docs/reliability.md).
+        let mut loaded = None;
+        fleet::retry::wait_out(async || {
+            let seeded = rules_store::seed(&pool, &corpus).await?;
+            if seeded > 0 {
+                tracing::info!(seeded, "rule versions seeded from the corpus");
+            }
+            let filled = store::fill_owner_partitions(&pool).await?;
+            if filled > 0 {
+                tracing::info!(
+                    filled,
+                    "owner partitions filled in for users stored before 0003"
+                );
+            }
+            let book = load_book(&pool, None).await?;
+            loaded = Some((book, fleet::offsets::load(&pool, group).await?));
+            Ok(())
+        })
+        .await?;
+        let (book, offsets) = loaded.expect("loaded");
+        let (book, offsets) = (Arc::new(book), Arc::new(Mutex::new(offsets)));
         health.dependencies_answered();
         Ok(Pipeline {
             group: group.to_string(),
