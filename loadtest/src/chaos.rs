@@ -11,8 +11,11 @@
 //!   absent one only costs a read.
 //! - **Transitions**: per (citizen, scheme), the last `new_match` / `lost` published must agree
 //!   with the stored verdict (an ELIGIBLE pair's last event is its `new_match`; a pair whose
-//!   last event is a `new_match` is still ELIGIBLE). Events published more than once carry the
-//!   same idempotency key: they are counted, not errors.
+//!   last event is a `new_match` is still ELIGIBLE); and the transitions the audit log implies
+//!   (its evaluations of a citizen ordered by the profile they read, in the order sent, then by
+//!   rules revision; a verdict becoming ELIGIBLE is a `new_match`, leaving it a `lost`) must be
+//!   exactly those published (distinct idempotency keys). Events published more than once carry
+//!   the same idempotency key: they are counted, not errors.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
@@ -42,6 +45,11 @@ pub struct Report {
     pub passes_audited: i64,
     pub events_read: usize,
     pub pairs_announced: usize,
+    /// Transitions the audit log implies, and distinct ones published.
+    pub transitions_expected: usize,
+    pub transitions_published: usize,
+    /// Pairs whose implied and published transition counts differ.
+    pub transitions_differing: Vec<String>,
     pub unannounced: Vec<String>,
     pub contradicted: Vec<String>,
     /// Idempotency keys published more than once, with how many times.
@@ -55,6 +63,7 @@ impl Report {
             && self.cache_stale.is_empty()
             && self.unannounced.is_empty()
             && self.contradicted.is_empty()
+            && self.transitions_differing.is_empty()
     }
 
     pub fn print(&self) {
@@ -94,6 +103,13 @@ impl Report {
             self.contradicted.len(),
             sample(&self.contradicted)
         );
+        println!(
+            "transitions implied by the audit log: {}, published (distinct idempotency keys): {}; pairs differing: {}{}",
+            self.transitions_expected,
+            self.transitions_published,
+            self.transitions_differing.len(),
+            sample(&self.transitions_differing)
+        );
         let keys: Vec<String> = self
             .duplicates
             .iter()
@@ -107,15 +123,15 @@ impl Report {
     }
 }
 
-/// Checks the stores and events of the database `pool` against `sent` (user → input hash of the
-/// last profile sent); the transition topics are read from `marks` (their ends when the run
-/// began). Call once the fleet has committed every record sent.
+/// Checks the stores and events of the database `pool` against `sent` (user → input hashes of
+/// the profiles sent, in order); the transition topics are read from `marks` (their ends when
+/// the run began). Call once the fleet has committed every record sent.
 pub async fn check(
     pool: &deadpool_postgres::Pool,
     cache: &Cache,
     kafka: &KafkaConfig,
     codec: &Codec,
-    sent: &HashMap<String, String>,
+    sent: &HashMap<String, Vec<String>>,
     marks: &[TopicPartitionList],
 ) -> Result<Report> {
     let catalogue = Catalogue::bundled();
@@ -194,8 +210,8 @@ pub async fn check(
             .wrong
             .push(format!("{user}: verdicts without a stored profile"));
     }
-    for (user, hash) in sent {
-        if stored_hash.get(user) != Some(hash) {
+    for (user, hashes) in sent {
+        if stored_hash.get(user) != hashes.last() {
             report.lost.push(user.clone());
         }
     }
@@ -214,7 +230,8 @@ pub async fn check(
         .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3), r.get(4))))
         .collect();
     check_cache(cache, &verdicts, &mut report).await?;
-    check_events(kafka, codec, sent, marks, &verdicts, &mut report).await?;
+    let implied = implied_transitions(&client, sent).await?;
+    check_events(kafka, codec, sent, marks, &verdicts, &implied, &mut report).await?;
     Ok(report)
 }
 
@@ -249,14 +266,63 @@ async fn check_cache(
     Ok(())
 }
 
+/// Per (citizen, scheme), the transitions (`new_match` or `lost`) the audit log implies: each
+/// citizen's evaluations ordered by the position of the profile they read among those sent,
+/// then by rules revision.
+async fn implied_transitions(
+    client: &deadpool_postgres::Client,
+    sent: &HashMap<String, Vec<String>>,
+) -> Result<HashMap<(String, String), usize>> {
+    let rows = client
+        .query(
+            "SELECT a.user_id, a.scheme_id, a.input_hash, p.rules_revision, a.verdict
+             FROM evaluation_audit_log a
+             JOIN evaluation_passes p
+               ON p.user_id = a.user_id AND p.as_of = a.as_of AND p.pass_id = a.pass_id",
+            &[],
+        )
+        .await?;
+    // (position of the profile, rules revision, ELIGIBLE) of each evaluation of a pair.
+    type Evaluated = (usize, i64, bool);
+    let mut evaluations: HashMap<(String, String), Vec<Evaluated>> = HashMap::new();
+    for row in &rows {
+        let (user, scheme, hash, revision, verdict): (String, String, String, i64, String) =
+            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        let position = sent
+            .get(&user)
+            .and_then(|hashes| hashes.iter().position(|h| *h == hash))
+            .with_context(|| format!("{user} was evaluated on a profile never sent ({hash})"))?;
+        evaluations.entry((user, scheme)).or_default().push((
+            position,
+            revision,
+            verdict == "ELIGIBLE",
+        ));
+    }
+    Ok(evaluations
+        .into_iter()
+        .map(|(pair, mut evaluated)| {
+            evaluated.sort_unstable();
+            let mut eligible = false;
+            let mut transitions = 0;
+            for (_, _, now) in evaluated {
+                transitions += usize::from(now != eligible);
+                eligible = now;
+            }
+            (pair, transitions)
+        })
+        .collect())
+}
+
 /// Reads `new_match` and `lost` from `marks` to their current ends; per (citizen, scheme) of
-/// the citizens sent, the last event must agree with the stored verdict.
+/// the citizens sent, the last event must agree with the stored verdict, and the distinct
+/// events published must be the transitions `implied` by the audit log.
 async fn check_events(
     kafka: &KafkaConfig,
     codec: &Codec,
-    sent: &HashMap<String, String>,
+    sent: &HashMap<String, Vec<String>>,
     marks: &[TopicPartitionList],
     verdicts: &HashMap<(String, String), Outcome>,
+    implied: &HashMap<(String, String), usize>,
     report: &mut Report,
 ) -> Result<()> {
     let consumer: StreamConsumer = fleet::kafka::client_config(kafka)
@@ -281,6 +347,7 @@ async fn check_events(
     // a citizen's events are all on one partition.
     let mut last: HashMap<(String, String), bool> = HashMap::new();
     let mut keys: HashMap<String, usize> = HashMap::new();
+    let mut published: HashMap<(String, String), HashSet<String>> = HashMap::new();
     while !ends.is_empty() {
         let message = tokio::time::timeout(Duration::from_secs(60), consumer.recv())
             .await
@@ -304,7 +371,11 @@ async fn check_events(
             continue;
         }
         report.events_read += 1;
-        *keys.entry(key).or_default() += 1;
+        *keys.entry(key.clone()).or_default() += 1;
+        published
+            .entry((user.clone(), scheme.clone()))
+            .or_default()
+            .insert(key);
         last.insert((user, scheme), matched);
     }
     report.pairs_announced = last.len();
@@ -322,6 +393,22 @@ async fn check_events(
                 pair.1,
                 if *matched { "new_match" } else { "lost" },
                 verdicts.get(pair).map(|(_, v, _)| v)
+            ));
+        }
+    }
+    report.transitions_expected = implied.values().sum();
+    report.transitions_published = published.values().map(HashSet::len).sum();
+    for pair in implied
+        .keys()
+        .chain(published.keys())
+        .collect::<HashSet<_>>()
+    {
+        let want = implied.get(pair).copied().unwrap_or(0);
+        let have = published.get(pair).map_or(0, HashSet::len);
+        if want != have {
+            report.transitions_differing.push(format!(
+                "{} {}: {want} implied, {have} published",
+                pair.0, pair.1
             ));
         }
     }

@@ -574,12 +574,14 @@ async fn chaos(env: &Env, plan: &ChaosPlan<'_>, group: &str) -> Result<()> {
         .map(|t| env.ends(t))
         .collect::<Result<_>>()?;
     let mut profiles = create_citizens(env, &pool, group, plan.users, 0).await?;
-    let mut last: HashMap<String, String> = profiles
+    // Each citizen's profiles (input hashes) in the order acknowledged: the last is what the
+    // store must hold, the order is how the checker reads the audit log.
+    let mut sent_profiles: HashMap<String, Vec<String>> = profiles
         .iter()
         .map(|p| {
             (
                 p["user_id"].as_str().unwrap_or_default().to_string(),
-                engine::hash::jcs_sha256(p),
+                vec![engine::hash::jcs_sha256(p)],
             )
         })
         .collect();
@@ -597,9 +599,10 @@ async fn chaos(env: &Env, plan: &ChaosPlan<'_>, group: &str) -> Result<()> {
                 let income = p["economic"]["annual_income"]
                     .as_f64()
                     .map_or(100_000, |v| v as i64);
-                // Up and down by under 3 %, distinct per update: every record is a change.
+                // Up and down by under 3 %, distinct per update (every record is a change), each
+                // citizen's turns alternating, so that an income near a limit crosses it again.
                 let step = income * (1 + (i as i64 * 7) % 29) / 1000 + 1;
-                p["economic"]["annual_income"] = (if i % 2 == 0 {
+                p["economic"]["annual_income"] = (if (i / plan.users).is_multiple_of(2) {
                     income + step
                 } else {
                     (income - step).max(0)
@@ -611,10 +614,11 @@ async fn chaos(env: &Env, plan: &ChaosPlan<'_>, group: &str) -> Result<()> {
         let records = env.profile_records(&batch).await?;
         send_until_acknowledged(env, &batch, &records).await?;
         for p in &batch {
-            last.insert(
-                p["user_id"].as_str().unwrap_or_default().to_string(),
-                engine::hash::jcs_sha256(p),
-            );
+            let user = p["user_id"].as_str().unwrap_or_default().to_string();
+            sent_profiles
+                .entry(user)
+                .or_default()
+                .push(engine::hash::jcs_sha256(p));
         }
         sent += count;
         // The rule's next versions at even intervals among the updates.
@@ -646,8 +650,15 @@ async fn chaos(env: &Env, plan: &ChaosPlan<'_>, group: &str) -> Result<()> {
         None,
     )
     .await?;
-    let report =
-        loadtest::chaos::check(&pool, &cache, &env.kafka, &env.codec, &last, &marks).await?;
+    let report = loadtest::chaos::check(
+        &pool,
+        &cache,
+        &env.kafka,
+        &env.codec,
+        &sent_profiles,
+        &marks,
+    )
+    .await?;
     report.print();
     if !report.passed() {
         anyhow::bail!("the chaos check failed");
