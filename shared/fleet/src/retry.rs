@@ -77,21 +77,29 @@ where
 
 /// Whether an error from outside a batch (a worker's upkeep) is a dependency being away.
 pub fn is_transient(error: &anyhow::Error) -> bool {
+    dependency_away(error).is_some()
+}
+
+/// Which dependency `error` says is away (the `kind` label of `eligibility_errors_total`), if
+/// it is one being away rather than a defect or a setting to fix.
+fn dependency_away(error: &anyhow::Error) -> Option<&'static str> {
     if let Some(io) = error.downcast_ref::<IoError>() {
-        return io.is_transient();
+        return io.is_transient().then(|| io.kind());
     }
-    error
+    let postgres = error
         .downcast_ref::<deadpool_postgres::PoolError>()
         .is_some()
         || error
-            .downcast_ref::<deadpool_postgres::CreatePoolError>()
-            .is_some()
-        || error
-            .downcast_ref::<rdkafka::error::KafkaError>()
-            .is_some_and(|e| !crate::error::kafka_is_fatal(e))
-        || error
             .downcast_ref::<tokio_postgres::Error>()
-            .is_some_and(crate::error::postgres_is_transient)
+            .is_some_and(crate::error::postgres_is_transient);
+    let kafka = error
+        .downcast_ref::<rdkafka::error::KafkaError>()
+        .is_some_and(|e| !crate::error::kafka_is_fatal(e));
+    match (postgres, kafka) {
+        (true, _) => Some("postgres"),
+        (_, true) => Some("kafka"),
+        _ => None,
+    }
 }
 
 /// Waits out a dependency that is away while `step` (a worker's upkeep) fails with it, with
@@ -105,8 +113,11 @@ pub async fn wait_out(mut step: impl AsyncFnMut() -> anyhow::Result<()>) -> anyh
                 waiting.over();
                 return Ok(());
             }
-            Err(e) if is_transient(&e) => waiting.wait(&format!("{e:#}")).await,
-            Err(e) => return Err(e),
+            Err(e) => match dependency_away(&e) {
+                // Named first, so that /readyz says which dependency is awaited.
+                Some(dependency) => waiting.wait(&format!("{dependency}: {e:#}")).await,
+                None => return Err(e),
+            },
         }
     }
 }
