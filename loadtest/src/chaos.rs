@@ -152,18 +152,21 @@ pub async fn check(
         ..Report::default()
     };
 
-    let mut stored_verdicts: HashMap<String, BTreeMap<String, Outcome>> = HashMap::new();
-    for row in client
+    let verdicts: HashMap<(String, String), Outcome> = client
         .query(
             "SELECT user_id, scheme_id, rule_id, verdict, match_score::int FROM current_verdicts",
             &[],
         )
         .await?
-    {
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3), r.get(4))))
+        .collect();
+    let mut stored_verdicts: HashMap<&str, BTreeMap<&str, &Outcome>> = HashMap::new();
+    for ((user, scheme), outcome) in &verdicts {
         stored_verdicts
-            .entry(row.get(0))
+            .entry(user)
             .or_default()
-            .insert(row.get(1), (row.get(2), row.get(3), row.get(4)));
+            .insert(scheme, outcome);
     }
     let profiles = client
         .query(
@@ -194,10 +197,15 @@ pub async fn check(
                 expected.insert(rule.scheme_id.clone(), outcome);
             }
         }
-        let stored = stored_verdicts.remove(&user).unwrap_or_default();
+        let stored = stored_verdicts.remove(user.as_str()).unwrap_or_default();
         report.pairs_checked += expected.len().max(stored.len());
-        for scheme in expected.keys().chain(stored.keys()).collect::<HashSet<_>>() {
-            let (want, have) = (expected.get(scheme), stored.get(scheme));
+        let schemes: HashSet<&str> = expected
+            .keys()
+            .map(String::as_str)
+            .chain(stored.keys().copied())
+            .collect();
+        for scheme in schemes {
+            let (want, have) = (expected.get(scheme), stored.get(scheme).copied());
             if want != have {
                 report.wrong.push(format!(
                     "{user} {scheme}: stored {have:?}, re-evaluated {want:?}"
@@ -220,15 +228,6 @@ pub async fn check(
         .await?
         .get(0);
 
-    let verdicts: HashMap<(String, String), Outcome> = client
-        .query(
-            "SELECT user_id, scheme_id, rule_id, verdict, match_score::int FROM current_verdicts",
-            &[],
-        )
-        .await?
-        .iter()
-        .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3), r.get(4))))
-        .collect();
     check_cache(cache, &verdicts, &mut report).await?;
     let implied = implied_transitions(&client, sent).await?;
     check_events(kafka, codec, sent, marks, &verdicts, &implied, &mut report).await?;

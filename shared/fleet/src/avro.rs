@@ -152,9 +152,7 @@ impl Codec {
                 .get_schema_and_id(&subject, strategy.clone())
                 .await
                 .map_err(|e| {
-                    let away = registry_away(&e);
-                    let error = anyhow::anyhow!("the schema of {topic} (subject {subject}): {e}");
-                    away_if(away, error)
+                    registry_failure(&e, format!("the schema of {topic} (subject {subject})"))
                 })?;
         }
         Ok(())
@@ -167,8 +165,7 @@ impl Codec {
             .await
             .map_err(|e| {
                 if registry_away(&e) {
-                    let error = anyhow::anyhow!("looking up subject {subject}: {e}");
-                    return away_if(true, error);
+                    return registry_failure(&e, format!("looking up subject {subject}"));
                 }
                 anyhow::anyhow!(
                     "subject {subject} has no registered schema to look up ({e}); register \
@@ -236,12 +233,16 @@ fn registry_away(error: &schema_registry_converter::error::SRCError) -> bool {
     error.retriable || error.error.contains("failed with status 5")
 }
 
-/// `error`, marked as the registry being away ([`IoError::Registry`], waited out) when the
-/// client says a retry may succeed.
-fn away_if(retriable: bool, error: anyhow::Error) -> anyhow::Error {
-    if retriable {
-        crate::error::IoError::Registry(error).into()
+/// `error` while doing `what`, marked as the registry being away ([`IoError::Registry`],
+/// waited out) when [`registry_away`] says so.
+fn registry_failure(
+    error: &schema_registry_converter::error::SRCError,
+    what: String,
+) -> anyhow::Error {
+    let failure = anyhow::anyhow!("{what}: {error}");
+    if registry_away(error) {
+        crate::error::IoError::Registry(failure).into()
     } else {
-        error
+        failure
     }
 }

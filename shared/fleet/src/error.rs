@@ -61,15 +61,15 @@ impl IoError {
     }
 }
 
-/// A PostgreSQL failure that waiting cures: no SQL error at all (the connection failed or was
-/// closed), or one of class connection exception, insufficient resources, operator
-/// intervention (a shutdown), or transaction rollback (serialization failure, deadlock).
 /// The client can no longer be used (librdkafka's fatal errors).
 pub fn kafka_is_fatal(error: &KafkaError) -> bool {
     matches!(error, KafkaError::MessageConsumptionFatal(_))
         || error.rdkafka_error_code() == Some(rdkafka::types::RDKafkaErrorCode::Fatal)
 }
 
+/// A PostgreSQL failure that waiting cures: no SQL error at all (the connection failed or was
+/// closed), or one of class connection exception, insufficient resources, operator
+/// intervention (a shutdown), or transaction rollback (serialization failure, deadlock).
 pub fn postgres_is_transient(error: &tokio_postgres::Error) -> bool {
     match error.as_db_error() {
         Some(db) => ["08", "53", "57", "40"]

@@ -142,9 +142,9 @@ impl Waiting {
         tokio::time::sleep(delay).await;
     }
 
-    /// Records a failed attempt (`reason`) without sleeping, for a caller whose next attempt
-    /// itself waits (a poll that blocks until the client has news); returns the backoff
-    /// [`Waiting::wait`] sleeps. Logged where [`Waiting::wait`] is not used, once per outage.
+    /// Records a failed attempt (`reason`) without sleeping or logging, for a caller whose next
+    /// attempt itself waits (a poll that blocks until the client has news); returns the
+    /// backoff [`Waiting::wait`] sleeps.
     pub fn failed(&mut self, reason: &str) -> Duration {
         let delay = self.delay.map_or(Duration::from_millis(50), |d| {
             (d * 2).min(Duration::from_secs(5))
