@@ -703,37 +703,52 @@ async fn send_until_acknowledged(env: &Env, profiles: &[Json], records: &[Outgoi
 /// topic's fan-out copies included: its end must hold still across two looks).
 async fn wait_consumed(env: &Env, pool: &deadpool_postgres::Pool, group: &str) -> Result<()> {
     let since = Instant::now();
-    let mut settled = 0;
+    let (mut settled, mut behind) = (0, None);
     loop {
-        let mut behind = 0i64;
-        for topic in EVALUATOR_INPUTS {
-            let end: i64 = env
-                .ends(topic)?
-                .elements()
-                .iter()
-                .map(|e| match e.offset() {
-                    Offset::Offset(o) => o,
-                    _ => 0,
-                })
-                .sum();
-            behind += (end - committed(pool, group, topic).await?).max(0);
-        }
-        settled = if behind == 0 { settled + 1 } else { 0 };
+        anyhow::ensure!(
+            since.elapsed() < Duration::from_secs(1800),
+            "{behind:?} records still not consumed after 30 minutes"
+        );
+        // The broker or PostgreSQL may be coming back from the last fault: asked again.
+        let now = match records_behind(env, pool, group).await {
+            Ok(now) => now,
+            Err(e) => {
+                eprintln!("  … cannot tell how far the fleet is yet: {e:#}");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        behind = Some(now);
+        settled = if now == 0 { settled + 1 } else { 0 };
         if settled >= 2 {
             return Ok(());
         }
-        anyhow::ensure!(
-            since.elapsed() < Duration::from_secs(1800),
-            "{behind} records still not consumed after 30 minutes"
-        );
-        if behind > 0 && since.elapsed().as_secs().is_multiple_of(10) {
+        if now > 0 && since.elapsed().as_secs().is_multiple_of(10) {
             eprintln!(
-                "  … {behind} records to go after {:.0}s",
+                "  … {now} records to go after {:.0}s",
                 since.elapsed().as_secs_f64()
             );
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Records on the evaluator's input topics that `group` has not committed yet.
+async fn records_behind(env: &Env, pool: &deadpool_postgres::Pool, group: &str) -> Result<i64> {
+    let mut behind = 0i64;
+    for topic in EVALUATOR_INPUTS {
+        let end: i64 = env
+            .ends(topic)?
+            .elements()
+            .iter()
+            .map(|e| match e.offset() {
+                Offset::Offset(o) => o,
+                _ => 0,
+            })
+            .sum();
+        behind += (end - committed(pool, group, topic).await?).max(0);
+    }
+    Ok(behind)
 }
 
 /// The sweep of `day` over `users` citizens: from the `sweep` command's start until the
