@@ -246,7 +246,30 @@ pub struct GapText<'a> {
     any_of: Option<&'a Group>,
 }
 
-impl GapText<'_> {
+impl<'a> GapText<'a> {
+    /// The path of the condition the text is about: its gap's `path`.
+    pub fn path(&self) -> &'a str {
+        &self.leaf.path
+    }
+
+    /// The documents (codes) of the "any one of" group the text names, when it names one.
+    pub fn group_documents(&self) -> Option<Vec<&'a str>> {
+        let group = self.any_of?;
+        Some(
+            group
+                .children
+                .iter()
+                .filter_map(|c| match c {
+                    Node::Leaf(Leaf {
+                        operand: Operand::One(Scalar::Str(code)),
+                        ..
+                    }) => Some(code.as_str()),
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+
     /// Whether two gaps say the same sentence for the same group (one step, not one per
     /// document).
     pub fn same_group(&self, other: &GapText<'_>) -> bool {

@@ -14,10 +14,11 @@ use engine::{Catalogue, Verdict};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::language::Language;
-use crate::phrasing::{Amounts, Condition, Exclusion, Field, Gap, Phrasing};
+use crate::language::{Digits, Language};
+use crate::phrasing::{Amounts, Condition, Exclusion, Field, Gap};
 use crate::sanitize::sanitize_profile_text;
 use crate::values::Values;
+use crate::words::Words;
 
 /// Gap descriptions quote profile values; this bounds them like the values themselves.
 const GAP_DESCRIPTION_MAX_CHARS: usize = 600;
@@ -54,6 +55,7 @@ pub struct Fact {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Facts {
     language: Language,
+    digits: Digits,
     verdict: Verdict,
     facts: Vec<Fact>,
 }
@@ -61,6 +63,11 @@ pub struct Facts {
 impl Facts {
     pub fn language(&self) -> Language {
         self.language
+    }
+
+    /// How the facts write numbers.
+    pub fn digits(&self) -> Digits {
+        self.digits
     }
 
     /// The engine's verdict the facts state.
@@ -78,11 +85,27 @@ impl Facts {
     }
 }
 
-/// The facts of `evaluation` in `language`; `catalogue` names the fields and gives their units.
+/// The facts of `evaluation` in `language`, with ASCII digits; `catalogue` names the fields and
+/// gives their units.
 pub fn facts(evaluation: &Evaluation<'_>, catalogue: &Catalogue, language: Language) -> Facts {
-    let words = language.phrasing();
+    facts_in(evaluation, catalogue, language, Digits::Ascii)
+}
+
+/// The facts of `evaluation` in `language`, numbers written in `digits`.
+pub fn facts_in(
+    evaluation: &Evaluation<'_>,
+    catalogue: &Catalogue,
+    language: Language,
+    digits: Digits,
+) -> Facts {
+    let words = language.words();
     let mut facts = Vec::new();
-    let mut push = |kind: FactKind, text: String| facts.push(Fact { kind, text });
+    let mut push = |kind: FactKind, text: String| {
+        facts.push(Fact {
+            kind,
+            text: language.write_digits(&text, digits),
+        })
+    };
 
     push(
         FactKind::Verdict,
@@ -129,20 +152,7 @@ pub fn facts(evaluation: &Evaluation<'_>, catalogue: &Catalogue, language: Langu
         );
     }
     for gap in &evaluation.gaps {
-        let on = FieldOf::new(catalogue, words, gap.field, gap.actual);
-        let text = words.gap(&Gap {
-            kind: gap.gap_kind,
-            description: sanitize_profile_text(
-                &gap.gap_description.to_string(),
-                GAP_DESCRIPTION_MAX_CHARS,
-            ),
-            actual: gap.actual.map(|a| on.values.actual(a)),
-            required: on.required(gap.operator, gap.required),
-            negated: gap.negated,
-            distance: gap.gap.map(|d| on.values.number(d.0)),
-            estimated_eligibility_date: gap.estimated_eligibility_date.map(|d| words.date(d)),
-            field: on.field,
-        });
+        let text = gap_sentence(catalogue, words, gap);
         push(
             FactKind::Gap {
                 gap_kind: gap.gap_kind,
@@ -170,14 +180,37 @@ pub fn facts(evaluation: &Evaluation<'_>, catalogue: &Catalogue, language: Langu
     }
     Facts {
         language,
+        digits,
         verdict: evaluation.verdict,
         facts,
     }
 }
 
+/// The sentence of one gap (a fact, and a next step where no shorter one says it).
+pub(crate) fn gap_sentence(
+    catalogue: &Catalogue,
+    words: &Words,
+    gap: &engine::gaps::Gap,
+) -> String {
+    let on = FieldOf::new(catalogue, words, gap.field, gap.actual);
+    words.gap(&Gap {
+        kind: gap.gap_kind,
+        description: sanitize_profile_text(
+            &gap.gap_description.to_string(),
+            GAP_DESCRIPTION_MAX_CHARS,
+        ),
+        actual: gap.actual.map(|a| on.values.actual(a)),
+        required: on.required(gap.operator, gap.required),
+        negated: gap.negated,
+        distance: gap.gap.map(|d| on.values.number(d.0)),
+        estimated_eligibility_date: gap.estimated_eligibility_date.map(|d| words.date(d)),
+        field: on.field,
+    })
+}
+
 fn exclusion(
     catalogue: &Catalogue,
-    words: &dyn Phrasing,
+    words: &Words,
     trace: &ConditionTrace<'_>,
     actual: &FieldValue,
 ) -> String {
@@ -191,15 +224,15 @@ fn exclusion(
 }
 
 /// One field of the evaluation with what renders its values.
-struct FieldOf<'a> {
-    field: Field<'a>,
-    values: Values<'a>,
+pub(crate) struct FieldOf<'a> {
+    pub field: Field<'a>,
+    pub values: Values<'a>,
 }
 
 impl<'a> FieldOf<'a> {
-    fn new(
+    pub fn new(
         catalogue: &'a Catalogue,
-        words: &'a dyn Phrasing,
+        words: &'a Words,
         name: &'a str,
         actual: Option<&FieldValue>,
     ) -> Self {
@@ -218,7 +251,7 @@ impl<'a> FieldOf<'a> {
         }
     }
 
-    fn required(&self, operator: &str, expected: &Json) -> String {
+    pub fn required(&self, operator: &str, expected: &Json) -> String {
         let shown = self.values.expected(operator, expected);
         self.values.words.requirement(operator, &shown)
     }

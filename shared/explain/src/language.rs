@@ -1,35 +1,341 @@
-//! The languages explanations are written in.
+//! The languages explanations are written in, each a data file of [`Words`].
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::english::English;
-use crate::hindi::Hindi;
-use crate::phrasing::Phrasing;
+use crate::words::Words;
 
-/// A language of facts and explanations (ISO 639-1 codes: `en`, `hi`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A language of facts and explanations, by its ISO 639-1 code: English and the twelve most
+/// spoken scheduled languages of India.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     En,
-    /// Hindi, in Devanagari; numbers keep ASCII digits and Indian grouping.
     Hi,
+    Bn,
+    Te,
+    Mr,
+    Ta,
+    Ur,
+    Gu,
+    Kn,
+    Or,
+    Ml,
+    Pa,
+    As,
+}
+
+/// The bundled language files, in [`Language::ALL`] order.
+const FILES: [(&str, &str); 13] = [
+    ("en.yaml", include_str!("../languages/en.yaml")),
+    ("hi.yaml", include_str!("../languages/hi.yaml")),
+    ("bn.yaml", include_str!("../languages/bn.yaml")),
+    ("te.yaml", include_str!("../languages/te.yaml")),
+    ("mr.yaml", include_str!("../languages/mr.yaml")),
+    ("ta.yaml", include_str!("../languages/ta.yaml")),
+    ("ur.yaml", include_str!("../languages/ur.yaml")),
+    ("gu.yaml", include_str!("../languages/gu.yaml")),
+    ("kn.yaml", include_str!("../languages/kn.yaml")),
+    ("or.yaml", include_str!("../languages/or.yaml")),
+    ("ml.yaml", include_str!("../languages/ml.yaml")),
+    ("pa.yaml", include_str!("../languages/pa.yaml")),
+    ("as.yaml", include_str!("../languages/as.yaml")),
+];
+
+static WORDS: LazyLock<Vec<Words>> = LazyLock::new(|| {
+    FILES
+        .iter()
+        .map(|(file, text)| Words::parse(file, text))
+        .collect()
+});
+
+/// How numbers are written: ASCII digits everywhere by default, or the script's own digits
+/// (०१२, ೦೧೨…) where a language has them and a reader prefers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Digits {
+    #[default]
+    Ascii,
+    Native,
 }
 
 impl Language {
-    pub const ALL: [Language; 2] = [Language::En, Language::Hi];
+    pub const ALL: [Language; 13] = [
+        Language::En,
+        Language::Hi,
+        Language::Bn,
+        Language::Te,
+        Language::Mr,
+        Language::Ta,
+        Language::Ur,
+        Language::Gu,
+        Language::Kn,
+        Language::Or,
+        Language::Ml,
+        Language::Pa,
+        Language::As,
+    ];
 
-    /// The name an LLM is told to write in.
+    /// The ISO 639-1 code: the language of events, rows, cache keys and `--languages`.
+    pub fn code(self) -> &'static str {
+        &self.words().code
+    }
+
+    /// The name an LLM is told to write in ("Kannada (Kannada script)").
     pub fn name(self) -> &'static str {
-        match self {
-            Language::En => "English",
-            Language::Hi => "Hindi (Devanagari script)",
+        &self.words().name
+    }
+
+    /// Whether a native speaker has reviewed the words (`source`, `reviewed`), or they are
+    /// machine-translated and await review (docs/languages.md).
+    pub fn review(self) -> &'static str {
+        &self.words().review
+    }
+
+    /// The first and last character of the script's Unicode block (`None`: Latin).
+    pub fn script(self) -> Option<(char, char)> {
+        self.words().script.map(|[first, last]| (first, last))
+    }
+
+    /// `text` with its ASCII digits written in `digits` (unchanged for a language without
+    /// digits of its own).
+    pub fn write_digits(self, text: &str, digits: Digits) -> String {
+        match (&self.words().digits, digits) {
+            (Some(native), Digits::Native) => {
+                let native: Vec<char> = native.chars().collect();
+                text.chars()
+                    .map(|c| match c.to_digit(10) {
+                        Some(d) if c.is_ascii_digit() => native[d as usize],
+                        _ => c,
+                    })
+                    .collect()
+            }
+            _ => text.to_string(),
         }
     }
 
-    pub(crate) fn phrasing(self) -> &'static dyn Phrasing {
-        match self {
-            Language::En => &English,
-            Language::Hi => &Hindi,
+    pub(crate) fn words(self) -> &'static Words {
+        let index = Language::ALL
+            .iter()
+            .position(|&l| l == self)
+            .expect("every language is in ALL");
+        &WORDS[index]
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+impl FromStr for Language {
+    type Err = String;
+
+    fn from_str(code: &str) -> Result<Language, String> {
+        let code = code.trim();
+        Language::ALL
+            .into_iter()
+            .find(|l| l.code() == code)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Language::ALL.iter().map(|l| l.code()).collect();
+                format!(
+                    "unknown language {code:?} (expected one of {})",
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use engine::{Catalogue, RuleSet, Verdict};
+
+    use super::*;
+
+    /// The `{placeholders}` of a template.
+    fn placeholders(template: &str) -> BTreeSet<&str> {
+        template
+            .split('{')
+            .skip(1)
+            .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+            .collect()
+    }
+
+    /// Every template of a language with the English one it translates.
+    fn templates(w: &'static Words) -> Vec<(&'static str, &'static str, &'static str)> {
+        let en = Language::En.words();
+        let mut pairs = vec![
+            ("date", w.date.as_str(), en.date.as_str()),
+            ("score", &w.score, &en.score),
+            ("need_to_know", &w.need_to_know, &en.need_to_know),
+            ("field.yours", &w.field.yours, &en.field.yours),
+            ("field.known", &w.field.known, &en.field.known),
+            (
+                "condition.sentence",
+                &w.condition.sentence,
+                &en.condition.sentence,
+            ),
+            (
+                "exclusion.sentence",
+                &w.exclusion.sentence,
+                &en.exclusion.sentence,
+            ),
+            (
+                "gap.estimated_date",
+                &w.gap.estimated_date,
+                &en.gap.estimated_date,
+            ),
+            (
+                "benefit.kind_and_disbursement",
+                &w.benefit.kind_and_disbursement,
+                &en.benefit.kind_and_disbursement,
+            ),
+            ("benefit.kind", &w.benefit.kind, &en.benefit.kind),
+            (
+                "benefit.disbursement",
+                &w.benefit.disbursement,
+                &en.benefit.disbursement,
+            ),
+            ("benefit.amounts", &w.benefit.amounts, &en.benefit.amounts),
+            ("benefit.monthly", &w.benefit.monthly, &en.benefit.monthly),
+            ("benefit.annual", &w.benefit.annual, &en.benefit.annual),
+            (
+                "benefit.one_time",
+                &w.benefit.one_time,
+                &en.benefit.one_time,
+            ),
+        ];
+        for verdict in [
+            Verdict::Eligible,
+            Verdict::PartialMatch,
+            Verdict::NotEligible,
+            Verdict::NotApplicable,
+        ] {
+            pairs.push((
+                "verdict.sentence",
+                &w.verdict_words(verdict).sentence,
+                &en.verdict_words(verdict).sentence,
+            ));
         }
+        for (operator, template) in &en.requirement {
+            let theirs = w.requirement.get(operator).map_or("", String::as_str);
+            pairs.push(("requirement", theirs, template.as_str()));
+        }
+        pairs
+    }
+
+    #[test]
+    fn every_language_file_is_complete_and_keeps_the_placeholders() {
+        let catalogue = Catalogue::bundled();
+        let rules = RuleSet::bundled(&catalogue).expect("the bundled corpus loads");
+        let codes: BTreeSet<&str> = rules
+            .rules
+            .iter()
+            .filter_map(|r| r.benefit.as_ref())
+            .flat_map(|b| [&b.kind, &b.disbursement])
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        for language in Language::ALL {
+            let w = language.words();
+            let serde_code = serde_json::to_value(language).unwrap();
+            assert_eq!(
+                serde_code,
+                w.code.as_str(),
+                "the file of {language:?} says code {}",
+                w.code
+            );
+            assert!(
+                ["source", "reviewed", "machine-translated"].contains(&w.review.as_str()),
+                "{}: review {:?}",
+                w.code,
+                w.review
+            );
+            for (what, theirs, english) in templates(w) {
+                assert_eq!(
+                    placeholders(theirs),
+                    placeholders(english),
+                    "{}: {what} {theirs:?} must keep the placeholders of {english:?}",
+                    w.code
+                );
+            }
+            let phrases = [
+                Verdict::Eligible,
+                Verdict::PartialMatch,
+                Verdict::NotEligible,
+                Verdict::NotApplicable,
+            ]
+            .map(|v| w.verdict_phrase(v));
+            for a in phrases {
+                assert!(!a.is_empty(), "{}: an empty verdict phrase", w.code);
+                for b in phrases {
+                    assert!(
+                        a == b || !b.contains(a),
+                        "{}: the verdict phrase {a:?} is part of {b:?}",
+                        w.code
+                    );
+                }
+            }
+            assert!(!w.promises.is_empty(), "{}: no promises to forbid", w.code);
+            if let Some(digits) = &w.digits {
+                assert_eq!(digits.chars().count(), 10, "{}: digits", w.code);
+                assert!(digits.chars().all(char::is_numeric), "{}: digits", w.code);
+            }
+            if language == Language::En {
+                continue;
+            }
+            assert!(w.script.is_some(), "{}: no script", w.code);
+            assert!(
+                w.summary.is_some() && w.next_step.is_some(),
+                "{}: summary and next steps",
+                w.code
+            );
+            for field in catalogue.fields() {
+                let entry = w
+                    .fields
+                    .get(&field.name)
+                    .unwrap_or_else(|| panic!("{}: field {} has no words", w.code, field.name));
+                assert!(
+                    entry.question.is_some(),
+                    "{}: field {} has no question",
+                    w.code,
+                    field.name
+                );
+                for value in field.values.iter().flatten() {
+                    assert!(
+                        w.values
+                            .get(&field.name)
+                            .is_some_and(|v| v.contains_key(value)),
+                        "{}: {}: value {value} has no words",
+                        w.code,
+                        field.name
+                    );
+                }
+            }
+            for code in &codes {
+                assert!(
+                    w.codes.contains_key(*code),
+                    "{}: benefit code {code} has no words",
+                    w.code
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn native_digits_replace_ascii_ones_only_where_asked() {
+        assert_eq!(
+            Language::Hi.write_digits("₹1,50,000; 68", Digits::Native),
+            "₹१,५०,०००; ६८"
+        );
+        assert_eq!(Language::Kn.write_digits("60", Digits::Native), "೬೦");
+        assert_eq!(Language::Hi.write_digits("68", Digits::Ascii), "68");
+        assert_eq!(Language::En.write_digits("68", Digits::Native), "68");
     }
 }

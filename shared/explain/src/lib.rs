@@ -1,4 +1,5 @@
-//! Explanations of one eligibility evaluation, in English and Hindi, that Oracle-A can check.
+//! Explanations of one eligibility evaluation, in English and twelve Indian languages, that
+//! Oracle-A can check.
 //!
 //! Pure: no I/O, no clock, no randomness. The verdict is the engine's; this crate only words it.
 //!
@@ -8,8 +9,11 @@
 //!   sentences in one [`Language`]: the verdict, the score, each evaluated condition, each
 //!   exclusion that bars the citizen, each gap and the benefit (amounts as `₹1,50,000`, through
 //!   [`engine::format`]). Nothing is said that the evaluation does not say.
-//! - `english` and `hindi` (behind the `phrasing` trait): how each language words a fact;
-//!   `values` renders field values (units, dates, yes/no, lists) for either.
+//! - [`Language`]: English and the twelve most spoken scheduled languages, each a data file of
+//!   words (`languages/<code>.yaml`, read by `words`; docs/languages.md) that `phrasing` fills
+//!   in; `values` renders field values (units, dates, yes/no, lists, coded values) for any;
+//!   [`Digits`]: ASCII or the script's own digits.
+//! - [`summary`] / [`next_steps`]: the evaluation's summary and next steps in any language.
 //! - [`template`]: the deterministic explanation, a subset of the facts joined into sentences,
 //!   which passes Oracle-A by construction.
 //! - [`oracle_case`] / [`oracle_case_json`]: the Oracle-A [`oracle::Case`] that checks a
@@ -19,22 +23,23 @@
 //! - [`sanitize_profile_text`]: profile strings made safe for an LLM prompt (docs/design.md, "Explanations").
 //! - [`prompt`]: the chat messages asking an LLM to restate the facts, and nothing else.
 
-mod english;
 mod facts;
-mod hindi;
 mod language;
 mod numbers;
 mod oracle_case;
 mod phrasing;
 mod prompt;
 mod sanitize;
+mod steps;
 mod template;
 mod values;
+mod words;
 
-pub use facts::{Fact, FactKind, Facts, facts};
-pub use language::Language;
+pub use facts::{Fact, FactKind, Facts, facts, facts_in};
+pub use language::{Digits, Language};
 pub use numbers::unsourced_numbers;
 pub use oracle_case::{CONTRADICTION_IDS, oracle_case, oracle_case_json};
 pub use prompt::{ChatMessage, MAX_WORDS, Role, prompt};
 pub use sanitize::sanitize_profile_text;
+pub use steps::{need_to_know, next_steps, summary};
 pub use template::template;

@@ -14,10 +14,11 @@
 //! facts contain it is asked of Oracle-A itself, so its matching (normalisation, whole words)
 //! decides, not a copy of it.
 //!
-//! Oracle-A splits sentences on `.`, `!` and `?` only. A Hindi answer ends its sentences with
-//! `।` (danda); unsplit, the whole answer would be one sentence, sourced as soon as it contains
-//! any one fact. So the candidate's dandas become `.` plus two spaces: the same byte length,
-//! so the oracle's offsets still point into the text as given.
+//! Oracle-A splits sentences on `.`, `!` and `?` only. A Hindi, Bengali, Odia, Punjabi or
+//! Assamese answer ends its sentences with `।` (danda), an Urdu one with `۔`; unsplit, the whole
+//! answer would be one sentence, sourced as soon as it contains any one fact. So the
+//! candidate's sentence ends become `.` padded with spaces to the same byte length, so the
+//! oracle's offsets still point into the text as given.
 
 use engine::Verdict;
 use oracle::{Case, Evidence, Expected, RuleId};
@@ -48,20 +49,20 @@ const VERDICTS: [Verdict; 4] = [
 
 /// The case as JSON, in the shape of an Oracle-A test-set line (for audit records).
 pub fn oracle_case_json(id: &str, facts: &Facts, candidate: &str) -> Json {
-    let words = facts.language().phrasing();
+    let words = facts.language().words();
     let texts = facts.texts();
     let forbidden: Vec<String> = VERDICTS
         .into_iter()
         .filter(|&v| v != facts.verdict())
         .map(|v| words.verdict_phrase(v))
-        .chain(words.promises().iter().copied())
+        .chain(words.promises.iter().map(String::as_str))
         .map(str::to_string)
         .collect();
     let (must_not_find, contradiction_ids) = not_in_facts(&texts, forbidden);
     json!({
         "id": id,
         "facts": texts,
-        "candidate_output": candidate.replace(['।', '॥'], ".  "),
+        "candidate_output": with_ascii_sentence_ends(candidate),
         "expected": {
             "must_find": [words.verdict_phrase(facts.verdict())],
             "must_not_find": must_not_find,
@@ -69,6 +70,22 @@ pub fn oracle_case_json(id: &str, facts: &Facts, candidate: &str) -> Json {
         },
         "config": {"UNSUPPORTED_MAX": 0},
     })
+}
+
+/// `candidate` with the sentence ends of Indian scripts (danda `।`, double danda `॥`, Urdu's
+/// full stop `۔` and question mark `؟`) written as `.` padded with spaces to the same byte
+/// length, so Oracle-A splits sentences there and its offsets still point into the text.
+fn with_ascii_sentence_ends(candidate: &str) -> String {
+    let mut out = String::with_capacity(candidate.len());
+    for c in candidate.chars() {
+        if matches!(c, '।' | '॥' | '۔' | '؟') {
+            out.push('.');
+            out.extend(std::iter::repeat_n(' ', c.len_utf8() - 1));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The case Oracle-A checks: `oracle::check(&oracle_case(..)).verdict`.

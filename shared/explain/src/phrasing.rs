@@ -1,10 +1,13 @@
-//! What a language must be able to say: the one interface behind the English and Hindi facts.
+//! How a language words facts: the templates of its [`Words`] filled with values already
+//! rendered.
 //!
-//! The fact builder decides *what* is said (from the evaluation); a [`Phrasing`] decides only
-//! *how*, from values already rendered, so both languages state exactly the same facts.
+//! The fact builder decides *what* is said (from the evaluation); the words decide only *how*,
+//! so every language states exactly the same facts.
 
 use engine::gaps::GapKind;
 use engine::{Date, Verdict};
+
+use crate::words::{Words, fill};
 
 /// A profile field as a fact names it.
 pub(crate) struct Field<'a> {
@@ -65,34 +68,270 @@ pub(crate) struct Amounts {
     pub one_time: Option<String>,
 }
 
-/// How one language words facts and values.
-pub(crate) trait Phrasing: Sync {
-    /// Ends a sentence of an explanation.
-    fn full_stop(&self) -> &'static str;
+impl Words {
+    /// The verdict sentence; it always contains [`Words::verdict_phrase`] of `verdict`.
+    pub fn verdict(&self, scheme: &str, verdict: Verdict, as_of: &str) -> String {
+        let words = self.verdict_words(verdict);
+        fill(
+            &words.sentence,
+            &[
+                ("phrase", &words.phrase),
+                ("scheme", scheme),
+                ("as_of", as_of),
+            ],
+        )
+    }
 
-    /// The verdict sentence; it always contains [`Phrasing::verdict_phrase`] of `verdict`.
-    fn verdict(&self, scheme: &str, verdict: Verdict, as_of: &str) -> String;
     /// The words stating `verdict`. No verdict's phrase is a substring of another's, so an
     /// explanation can be required to contain its own and forbidden the others.
-    fn verdict_phrase(&self, verdict: Verdict) -> &'static str;
-    /// Promises no evaluation makes ("guaranteed"): never part of an explanation.
-    fn promises(&self) -> &'static [&'static str];
+    pub fn verdict_phrase(&self, verdict: Verdict) -> &str {
+        &self.verdict_words(verdict).phrase
+    }
 
-    fn score(&self, score: u8, matched: usize, total: usize) -> String;
-    fn condition(&self, condition: &Condition<'_>) -> String;
-    fn exclusion(&self, exclusion: &Exclusion<'_>) -> String;
-    fn gap(&self, gap: &Gap<'_>) -> String;
-    fn benefit_kind(&self, kind: Option<&str>, disbursement: Option<&str>) -> Option<String>;
-    fn benefit_amounts(&self, amounts: &Amounts) -> Option<String>;
-    /// The rule's free-text benefit description, where the language can carry it as written.
-    fn benefit_description(&self, description: &str) -> Option<String>;
+    pub(crate) fn verdict_words(&self, verdict: Verdict) -> &crate::words::VerdictWords {
+        match verdict {
+            Verdict::Eligible => &self.verdict.eligible,
+            Verdict::PartialMatch => &self.verdict.partial_match,
+            Verdict::NotEligible => &self.verdict.not_eligible,
+            Verdict::NotApplicable => &self.verdict.not_applicable,
+        }
+    }
+
+    pub fn score(&self, score: u8, matched: usize, total: usize) -> String {
+        fill(
+            &self.score,
+            &[
+                ("score", &score.to_string()),
+                ("matched", &matched.to_string()),
+                ("total", &total.to_string()),
+            ],
+        )
+    }
+
+    pub fn condition(&self, c: &Condition<'_>) -> String {
+        let met = if c.met {
+            &self.condition.met
+        } else {
+            &self.condition.not_met
+        };
+        let sentence = fill(
+            &self.condition.sentence,
+            &[
+                ("field", &self.stated(&c.field, c.actual.as_deref())),
+                ("required", &c.required),
+                ("met", met),
+            ],
+        );
+        match (c.label, &self.condition.labelled) {
+            (Some(label), Some(labelled)) => {
+                fill(labelled, &[("label", label), ("sentence", &sentence)])
+            }
+            _ => capitalised(&sentence),
+        }
+    }
+
+    pub fn exclusion(&self, e: &Exclusion<'_>) -> String {
+        let sentence = fill(
+            &self.exclusion.sentence,
+            &[
+                ("field", &self.stated(&e.field, Some(&e.actual))),
+                ("required", &e.required),
+            ],
+        );
+        match (e.label, &self.exclusion.labelled) {
+            (Some(label), Some(labelled)) => {
+                fill(labelled, &[("label", label), ("sentence", &sentence)])
+            }
+            _ => sentence,
+        }
+    }
+
+    pub fn gap(&self, g: &Gap<'_>) -> String {
+        let kind = self.gap.kinds.as_ref().map_or("", |kinds| match g.kind {
+            GapKind::Exclusion => &kinds.exclusion,
+            GapKind::Document => &kinds.document,
+            GapKind::MissingData => &kinds.missing_data,
+            GapKind::Threshold => &kinds.threshold,
+            GapKind::Category => &kinds.category,
+        });
+        let required = match &self.gap.negated {
+            Some(negated) if g.negated => fill(negated, &[("required", &g.required)]),
+            _ => g.required.clone(),
+        };
+        let mut sentence = fill(
+            &self.gap.sentence,
+            &[
+                ("description", &g.description),
+                ("kind", kind),
+                ("field", &self.stated(&g.field, g.actual.as_deref())),
+                ("required", &required),
+            ],
+        );
+        if let (Some(distance), Some(template)) = (&g.distance, &self.gap.distance) {
+            sentence.push_str(&fill(template, &[("distance", distance)]));
+        }
+        if let Some(date) = &g.estimated_eligibility_date {
+            sentence.push_str(&fill(&self.gap.estimated_date, &[("date", date)]));
+        }
+        sentence
+    }
+
+    pub fn benefit_kind(&self, kind: Option<&str>, disbursement: Option<&str>) -> Option<String> {
+        let b = &self.benefit;
+        let (kind, disbursement) = (
+            kind.map(|k| self.code(k)),
+            disbursement.map(|d| self.code(d)),
+        );
+        let template = match (&kind, &disbursement) {
+            (Some(_), Some(_)) => &b.kind_and_disbursement,
+            (Some(_), None) => &b.kind,
+            (None, Some(_)) => &b.disbursement,
+            (None, None) => return None,
+        };
+        Some(fill(
+            template,
+            &[
+                ("kind", kind.as_deref().unwrap_or_default()),
+                ("disbursement", disbursement.as_deref().unwrap_or_default()),
+            ],
+        ))
+    }
+
+    pub fn benefit_amounts(&self, a: &Amounts) -> Option<String> {
+        let b = &self.benefit;
+        let parts: Vec<String> = [
+            (&a.monthly, &b.monthly),
+            (&a.annual, &b.annual),
+            (&a.one_time, &b.one_time),
+        ]
+        .into_iter()
+        .filter_map(|(amount, template)| {
+            amount
+                .as_ref()
+                .map(|amount| fill(template, &[("amount", amount)]))
+        })
+        .collect();
+        (!parts.is_empty()).then(|| {
+            fill(
+                &b.amounts,
+                &[("amounts", &parts.join(&self.list_separator))],
+            )
+        })
+    }
+
+    /// The rule's free-text benefit description, where the language can carry it as written
+    /// (it is English prose: translating it would say what the rule does not).
+    pub fn benefit_description(&self, description: &str) -> Option<String> {
+        let template = self.benefit.description.as_ref()?;
+        Some(fill(template, &[("description", description)]))
+    }
 
     /// An operator (`gte`, `in`…) and its rendered value as a requirement ("at least 60").
-    fn requirement(&self, operator: &str, required: &Shown) -> String;
-    fn boolean(&self, value: bool) -> &'static str;
-    /// An empty list.
-    fn nothing(&self) -> &'static str;
+    pub fn requirement(&self, operator: &str, required: &Shown) -> String {
+        let template = |name: &str| self.requirement.get(name).map_or("{value}", String::as_str);
+        match required {
+            Shown::One(value) => {
+                let name = match operator {
+                    "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "not_contains" => operator,
+                    _ => "eq",
+                };
+                fill(template(name), &[("value", value)])
+            }
+            Shown::Many(items) => {
+                let name = if operator == "not_in" { "not_in" } else { "in" };
+                fill(
+                    template(name),
+                    &[("values", &items.join(&self.list_separator))],
+                )
+            }
+            Shown::Range(low, high) => fill(template("between"), &[("low", low), ("high", high)]),
+        }
+    }
+
+    pub fn boolean(&self, value: bool) -> &str {
+        if value { &self.yes } else { &self.no }
+    }
+
     /// A number with a catalogue unit (`years`, `percent`, `hectares`).
-    fn quantity(&self, number: &str, unit: &str) -> String;
-    fn date(&self, date: Date) -> String;
+    pub fn quantity(&self, number: &str, unit: &str) -> String {
+        match self.units.get(unit) {
+            Some(words) => {
+                let template = match &words.one {
+                    Some(one) if number == "1" => one,
+                    _ => &words.other,
+                };
+                fill(template, &[("number", number)])
+            }
+            None => format!("{number} {unit}"),
+        }
+    }
+
+    pub fn date(&self, date: Date) -> String {
+        fill(
+            &self.date,
+            &[
+                ("day", &date.day().to_string()),
+                ("month", &self.months[usize::from(date.month()) - 1]),
+                ("year", &date.year().to_string()),
+            ],
+        )
+    }
+
+    /// A benefit kind or payment mode (`monthly_pension`), as the file words it.
+    pub fn code(&self, code: &str) -> String {
+        self.codes
+            .get(code)
+            .cloned()
+            .unwrap_or_else(|| code.replace('_', " "))
+    }
+
+    /// A coded value of `field` (`karnataka`), as the file words it.
+    pub fn value(&self, field: &str, code: &str) -> String {
+        self.values
+            .get(field)
+            .and_then(|words| words.get(code))
+            .cloned()
+            .unwrap_or_else(|| code.replace('_', " "))
+    }
+
+    /// "your age is 68 years" / "आपकी आयु 68 वर्ष है"; `None`: the value is not provided.
+    fn stated(&self, field: &Field<'_>, actual: Option<&str>) -> String {
+        let entry = self.fields.get(field.name);
+        let label = entry.map_or(field.label, |e| e.label.as_str());
+        let yours = entry.map_or_else(
+            || fill(&self.field.yours, &[("label", label)]),
+            |e| e.yours.clone(),
+        );
+        let is = if entry.map_or(field.plural, |e| e.plural) {
+            &self.field.is.many
+        } else {
+            &self.field.is.one
+        };
+        let template = match actual {
+            Some(_) => &self.field.known,
+            None => &self.field.unknown,
+        };
+        let stated = fill(
+            template,
+            &[
+                ("yours", &yours),
+                ("label", label),
+                ("is", is),
+                ("actual", actual.unwrap_or_default()),
+            ],
+        );
+        if is.is_empty() {
+            // A copula the language leaves out must not leave a double space behind.
+            stated.split_whitespace().collect::<Vec<_>>().join(" ")
+        } else {
+            stated
+        }
+    }
+}
+
+fn capitalised(sentence: &str) -> String {
+    let mut chars = sentence.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }

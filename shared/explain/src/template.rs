@@ -17,7 +17,7 @@ use crate::facts::{FactKind, Facts};
 /// PARTIAL_MATCH the gaps and the benefit; for NOT_ELIGIBLE the exclusions and the gaps; always
 /// the verdict and, where there is one, the score.
 pub fn template(facts: &Facts) -> String {
-    let stop = facts.language().phrasing().full_stop();
+    let stop = &facts.language().words().full_stop;
     let sentences: Vec<&str> = facts
         .facts()
         .iter()

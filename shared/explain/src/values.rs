@@ -1,5 +1,6 @@
 //! Field values as facts show them: rupees in Indian grouping, numbers with their unit, dates,
-//! yes/no, lists. Language words come from the [`Phrasing`]; digits never change.
+//! yes/no, lists, coded values in the language's words. Language words come from the
+//! [`Words`]; digits never change here ([`crate::Language::write_digits`] may, afterwards).
 
 use engine::Date;
 use engine::catalogue::{FieldSpec, FieldType};
@@ -7,15 +8,16 @@ use engine::format::{indian_number, rupees};
 use engine::value::{FieldValue, Scalar};
 use serde_json::Value as Json;
 
-use crate::phrasing::{Phrasing, Shown};
+use crate::phrasing::Shown;
 use crate::sanitize::sanitize_profile_text;
+use crate::words::Words;
 
 /// The most characters of one profile string a fact quotes: facts reach LLM prompts.
 pub(crate) const PROFILE_VALUE_MAX_CHARS: usize = 80;
 
 /// Renders the values of one field (`spec` is `None` for a field the catalogue lacks).
 pub(crate) struct Values<'a> {
-    pub words: &'a dyn Phrasing,
+    pub words: &'a Words,
     pub spec: Option<&'a FieldSpec>,
 }
 
@@ -24,10 +26,10 @@ impl Values<'_> {
     pub fn actual(&self, value: &FieldValue) -> String {
         match value {
             FieldValue::Scalar(scalar) => self.scalar(scalar),
-            FieldValue::List(items) if items.is_empty() => self.words.nothing().to_string(),
+            FieldValue::List(items) if items.is_empty() => self.words.none.clone(),
             FieldValue::List(items) => items
                 .iter()
-                .map(|item| profile_text(item))
+                .map(|item| self.coded(item).unwrap_or_else(|| profile_text(item)))
                 .collect::<Vec<_>>()
                 .join(", "),
         }
@@ -38,7 +40,7 @@ impl Values<'_> {
             Scalar::Int(i) => self.number(*i as f64),
             Scalar::Num(n) => self.number(*n),
             Scalar::Bool(b) => self.words.boolean(*b).to_string(),
-            Scalar::Str(s) => profile_text(s),
+            Scalar::Str(s) => self.coded(s).unwrap_or_else(|| profile_text(s)),
             Scalar::Date(d) => self.words.date(*d),
         }
     }
@@ -64,10 +66,21 @@ impl Values<'_> {
             Json::Bool(b) => self.words.boolean(*b).to_string(),
             Json::String(s) => match Date::parse(s).filter(|_| is_date) {
                 Some(date) => self.words.date(date),
-                None => s.replace('_', " "),
+                None => self.coded(s).unwrap_or_else(|| s.replace('_', " ")),
             },
             other => other.to_string(),
         }
+    }
+
+    /// One of the field's coded values (`karnataka`), in the language's words; `None` for
+    /// free text (a district) and for a field the catalogue lacks.
+    fn coded(&self, text: &str) -> Option<String> {
+        let spec = self.spec?;
+        let codes = spec.values.as_ref()?;
+        codes
+            .iter()
+            .any(|code| code == text)
+            .then(|| self.words.value(&spec.name, text))
     }
 
     /// A number of this field: rupees for money, else Indian grouping and the field's unit.

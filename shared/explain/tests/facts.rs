@@ -113,7 +113,7 @@ fn eligible_karnataka_pensioner_in_hindi() {
     );
     assert_eq!(
         conditions[4],
-        "आपके सत्यापित दस्तावेज़ aadhaar हैं; आवश्यक: voter id शामिल हो; यह शर्त पूरी नहीं होती"
+        "आपके सत्यापित दस्तावेज़ आधार हैं; आवश्यक: मतदाता पहचान पत्र शामिल हो; यह शर्त पूरी नहीं होती"
     );
     assert_eq!(
         texts(&facts, |k| *k == FactKind::Benefit),

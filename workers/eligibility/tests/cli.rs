@@ -233,6 +233,86 @@ fn evaluate_table() {
     assert_eq!(rows, n + na);
 }
 
+/// The README's example in Kannada (and Hindi): the JSON carries each result's words in the
+/// language, the table's "what next" is in it; an unknown language is refused with the known
+/// ones. (The sentences themselves are held word for word by the explain crate's tests.)
+#[test]
+fn evaluate_in_another_language() {
+    let worker = repo()
+        .join("examples/profiles/ka_worker_58.json")
+        .display()
+        .to_string();
+    let base = ["evaluate", "--profile", &worker, "--as-of", "2025-01-15"];
+    let kannada = |text: &str| text.chars().any(|c| ('\u{0C80}'..='\u{0CFF}').contains(&c));
+
+    let english = run_json(&base);
+    let args = [&base[..], &["--language", "kn"]].concat();
+    let out = run_json(&args);
+    let oap = result(&out, "sch_ka_old_age_pension");
+    assert_eq!(
+        oap["verdict"],
+        result(&english, "sch_ka_old_age_pension")["verdict"],
+        "a language changes words only"
+    );
+    let words = &oap["words"];
+    assert_eq!(words["language"], "kn");
+    for text in [
+        &words["summary"],
+        &words["explanation"],
+        &words["next_steps"][0],
+    ] {
+        let text = text.as_str().expect("a string");
+        assert!(kannada(text), "not Kannada: {text}");
+    }
+    assert!(
+        words["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("Karnataka Old Age Pension")
+    );
+    assert_eq!(
+        words["next_steps"].as_array().unwrap().len(),
+        oap["next_steps"].as_array().unwrap().len(),
+        "one step per step of the engine"
+    );
+    assert!(
+        english["results"][0].get("words").is_none(),
+        "no words unless asked"
+    );
+
+    let native = run_json(&[&args[..], &["--native-digits"]].concat());
+    let explanation = result(&native, "sch_ka_old_age_pension")["words"]["explanation"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(explanation.contains("₹೬೦೦"), "{explanation}");
+
+    for (code, script) in [
+        ("kn", '\u{0C80}'..='\u{0CFF}'),
+        ("hi", '\u{0900}'..='\u{097F}'),
+    ] {
+        let o = run(&[&base[..], &["--language", code, "--format", "table"]].concat());
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let text = stdout(&o);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("sch_ka_old_age_pension "))
+            .expect("a row for the old age pension");
+        assert!(row.contains("PARTIAL_MATCH"), "{row}");
+        assert!(row.chars().any(|c| script.contains(&c)), "{code}: {row}");
+    }
+
+    let o = run(&[&base[..], &["--language", "fr"]].concat());
+    assert_eq!(o.status.code(), Some(2), "a usage error");
+    assert!(
+        stderr(&o).contains("\"fr\"") && stderr(&o).contains("kn"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[&base[..], &["--native-digits"]].concat());
+    assert_eq!(o.status.code(), Some(2), "--native-digits needs --language");
+}
+
 #[test]
 fn evaluate_one_scheme() {
     let profile = ka_senior();

@@ -4,6 +4,7 @@ use anyhow::{Result, anyhow, bail};
 use clap::ValueEnum;
 use engine::temporal::{Applicability, applicability};
 use engine::{Catalogue, Date, Evaluation, Profile, RuleSet, Verdict, evaluate};
+use explain::{Digits, Language};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +30,45 @@ pub struct Args {
     all_states: bool,
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
+    /// Also word each result in this language (en, hi, bn, te, mr, ta, ur, gu, kn, or, ml, pa,
+    /// as): its summary, next steps and template explanation. The table's "what next" is then
+    /// in it.
+    #[arg(long)]
+    language: Option<Language>,
+    /// Write those words' numbers in the script's own digits.
+    #[arg(long, requires = "language")]
+    native_digits: bool,
+}
+
+/// The words of one result in the language asked for.
+#[derive(Serialize)]
+struct Worded {
+    language: Language,
+    summary: String,
+    next_steps: Vec<String>,
+    explanation: String,
+}
+
+impl Worded {
+    fn of(
+        evaluation: &Evaluation<'_>,
+        catalogue: &Catalogue,
+        language: Language,
+        digits: Digits,
+    ) -> Worded {
+        let write = |text: String| language.write_digits(&text, digits);
+        Worded {
+            language,
+            summary: write(explain::summary(evaluation, language)),
+            next_steps: explain::next_steps(evaluation, catalogue, language)
+                .into_iter()
+                .map(write)
+                .collect(),
+            explanation: explain::template(&explain::facts_in(
+                evaluation, catalogue, language, digits,
+            )),
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -132,9 +172,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.scheme.as_deref(),
         args.all_states,
     )?;
+    let digits = if args.native_digits {
+        Digits::Native
+    } else {
+        Digits::Ascii
+    };
+    let worded: Option<Vec<Worded>> = args.language.map(|language| {
+        output
+            .results
+            .iter()
+            .map(|e| Worded::of(e, &catalogue, language, digits))
+            .collect()
+    });
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&output)?),
-        Format::Table => print_table(&output),
+        Format::Json => {
+            let mut json = serde_json::to_value(&output)?;
+            if let (Some(worded), Some(results)) = (worded, json["results"].as_array_mut()) {
+                for (result, words) in results.iter_mut().zip(worded) {
+                    result["words"] = serde_json::to_value(words)?;
+                }
+            }
+            println!("{}", serde_json::to_string_pretty(&json)?);
+        }
+        Format::Table => print_table(&output, worded.as_deref()),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -163,7 +223,7 @@ pub fn today_at_offset(offset_seconds: i64) -> Date {
         .expect("today is a valid date")
 }
 
-fn print_table(output: &Output<'_>) {
+fn print_table(output: &Output<'_>, worded: Option<&[Worded]>) {
     println!(
         "as of {}: {} scheme(s) evaluated",
         output.as_of,
@@ -173,11 +233,18 @@ fn print_table(output: &Output<'_>) {
         "{:<44} {:<14} {:>5} {:>7}  WHAT NEXT",
         "SCHEME", "VERDICT", "SCORE", "MATCHED"
     );
-    for e in &output.results {
+    for (i, e) in output.results.iter().enumerate() {
+        let (language, steps) = match worded.map(|w| &w[i]) {
+            Some(w) => (w.language, w.next_steps.clone()),
+            None => (
+                Language::En,
+                e.next_steps.iter().map(ToString::to_string).collect(),
+            ),
+        };
         // Answers could still make it ELIGIBLE: say so before the first question.
-        let next = match (e.could_become_eligible, e.next_steps.first()) {
-            (true, Some(step)) => format!("We need to know more: {step}"),
-            (_, step) => step.map(ToString::to_string).unwrap_or_default(),
+        let next = match (e.could_become_eligible, steps.first()) {
+            (true, Some(step)) => explain::need_to_know(language, step),
+            (_, step) => step.cloned().unwrap_or_default(),
         };
         println!(
             "{:<44} {:<14} {:>5} {:>7}  {}",

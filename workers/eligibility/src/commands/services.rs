@@ -83,9 +83,9 @@ pub fn evaluator(args: EvaluatorArgs) -> Result<ExitCode> {
 
 #[derive(ClapArgs)]
 pub struct ExplainerArgs {
-    /// Languages to explain in, comma-separated: en (English), hi (Hindi).
-    #[arg(long, value_delimiter = ',', default_value = "en,hi",
-          value_parser = explainer::explain::parse_language)]
+    /// Languages to explain in, comma-separated ISO 639-1 codes: en, hi, bn, te, mr, ta, ur,
+    /// gu, kn, or, ml, pa, as (docs/languages.md).
+    #[arg(long, value_delimiter = ',', default_value = "en,hi")]
     pub languages: Vec<explain::Language>,
     /// Timeout of one LLM request, in milliseconds.
     #[arg(long, default_value_t = 10_000)]

@@ -20,7 +20,7 @@ use fleet::topics::ELIGIBILITY_EXPLAINED;
 use tokio::task::JoinSet;
 
 use super::Pipeline;
-use super::explain::{Explanation, Subject, derive_facts, explain, language_code};
+use super::explain::{Explanation, Subject, derive_facts, explain};
 use super::input::decode;
 use super::store;
 
@@ -193,7 +193,7 @@ async fn explain_all(
     for p in prepared {
         let subject = Arc::new(p.subject);
         for facts in p.facts {
-            let language = language_code(facts.language());
+            let language = facts.language().code();
             let key = (subject.evaluation_id.clone(), language.to_string());
             let slot = out.len();
             if let Some(existing) = stored.get(&key) {
@@ -230,7 +230,7 @@ async fn explain_all(
 
 /// The `eligibility.explained` payload (and `explanations` row) of one explanation.
 pub fn event(subject: &Subject, language: Language, e: Explanation) -> EligibilityExplained {
-    let language = language_code(language);
+    let language = language.code();
     EligibilityExplained {
         idempotency_key: store::idempotency_key(&subject.evaluation_id, language),
         user_id: subject.user_id.clone(),

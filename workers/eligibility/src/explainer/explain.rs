@@ -149,23 +149,6 @@ impl Subject {
     }
 }
 
-/// The language code of events, rows and cache keys (`en`, `hi`).
-pub fn language_code(language: Language) -> &'static str {
-    match language {
-        Language::En => "en",
-        Language::Hi => "hi",
-    }
-}
-
-/// Parses a `--languages` item.
-pub fn parse_language(code: &str) -> Result<Language, String> {
-    match code.trim() {
-        "en" => Ok(Language::En),
-        "hi" => Ok(Language::Hi),
-        other => Err(format!("unknown language {other:?} (expected en or hi)")),
-    }
-}
-
 /// The facts of `subject` in each language, re-derived with the engine from the stored profile
 /// and rule. An error says how the stored data fails to re-derive the event (the event is then
 /// dead-lettered): another rule or profile than the event names, a rule not applicable on the
@@ -298,11 +281,7 @@ pub async fn explain_event(
     let all = derive_facts(catalogue, rule, profile, subject, languages)?;
     let mut out = Vec::with_capacity(all.len());
     for facts in &all {
-        let case_id = format!(
-            "{}:{}",
-            subject.evaluation_id,
-            language_code(facts.language())
-        );
+        let case_id = format!("{}:{}", subject.evaluation_id, facts.language().code());
         out.push(explain(&case_id, facts, llm).await);
     }
     Ok(out)

@@ -66,7 +66,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Options {
         Options {
-            languages: ::explain::Language::ALL.to_vec(),
+            languages: vec![::explain::Language::En, ::explain::Language::Hi],
             llm: LlmOptions::default(),
             max_batch: 64,
             max_wait: Duration::from_millis(20),
@@ -171,11 +171,7 @@ pub async fn run(config: Config, shutdown: Shutdown, options: Options) -> anyhow
         shutdown.clone(),
         lag::report,
     ));
-    let languages: Vec<&str> = options
-        .languages
-        .iter()
-        .map(|&l| explain::language_code(l))
-        .collect();
+    let languages: Vec<&str> = options.languages.iter().map(|&l| l.code()).collect();
     tracing::info!(group, ?topics, ?languages, "explainer started");
     let health = pipeline.health.clone();
     let cache = pipeline.cache.clone();

@@ -1,0 +1,151 @@
+//! The summary and next steps of an evaluation in any language.
+//!
+//! English is the engine's own wording (`Evaluation::summary`, `Evaluation::next_steps`). Other
+//! languages word the same steps, in the same order, from their [`Words`]: a missing value is
+//! the field's question, a document to get verified names it, an "any one of" group of
+//! documents is one sentence, and any other gap is said as its gap fact.
+
+use engine::gaps::{Gap, GapKind, GapText};
+use engine::next_steps::{NextStep, Summary};
+use engine::{Catalogue, Evaluation};
+
+use crate::facts::{FieldOf, gap_sentence};
+use crate::language::Language;
+use crate::phrasing::Shown;
+use crate::words::{NextStepWords, Words, fill};
+
+/// The list field whose items are documents.
+const DOCUMENTS: &str = "identity.verified_documents";
+
+/// The verdict in one sentence, in `language`.
+pub fn summary(evaluation: &Evaluation<'_>, language: Language) -> String {
+    let Some(words) = &language.words().summary else {
+        return evaluation.summary.to_string();
+    };
+    match evaluation.summary {
+        Summary::Eligible => words.eligible.clone(),
+        Summary::NeedToKnow { questions: 1 } => words.need_to_know_one.clone(),
+        Summary::NeedToKnow { questions } => fill(
+            &words.need_to_know_many,
+            &[("count", &questions.to_string())],
+        ),
+        Summary::PartialMatch => words.partial_match.clone(),
+        Summary::NotEligible => words.not_eligible.clone(),
+    }
+}
+
+/// A step asking what could still make the citizen eligible, said as such ("We need to know
+/// more: Tell us your age").
+pub fn need_to_know(language: Language, step: &str) -> String {
+    fill(&language.words().need_to_know, &[("step", step)])
+}
+
+/// What the citizen can do about the verdict, step by step, in `language`.
+pub fn next_steps(
+    evaluation: &Evaluation<'_>,
+    catalogue: &Catalogue,
+    language: Language,
+) -> Vec<String> {
+    let words = language.words();
+    let Some(steps) = &words.next_step else {
+        return evaluation
+            .next_steps
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+    };
+    let said = Said {
+        evaluation,
+        catalogue,
+        words,
+        steps,
+    };
+    evaluation
+        .next_steps
+        .iter()
+        .map(|step| match *step {
+            NextStep::Apply { portal } => fill(&steps.apply, &[("portal", portal)]),
+            NextStep::KeepReady { documents, .. } => {
+                let codes: Vec<&str> = documents.iter().map(String::as_str).collect();
+                fill(&steps.keep_ready, &[("documents", &said.documents(&codes))])
+            }
+            NextStep::Close(text) => said.gap(text),
+            NextStep::ApplyOnceMet { portal } => fill(&steps.apply_once_met, &[("portal", portal)]),
+            NextStep::WhyNot(text) => fill(&steps.why_not, &[("gap", &said.gap(text))]),
+        })
+        .collect()
+}
+
+/// What words one evaluation's steps.
+struct Said<'e, 'a> {
+    evaluation: &'e Evaluation<'a>,
+    catalogue: &'e Catalogue,
+    words: &'e Words,
+    steps: &'e NextStepWords,
+}
+
+impl Said<'_, '_> {
+    fn gap(&self, text: GapText<'_>) -> String {
+        let Some(gap) = self.evaluation.gaps.iter().find(|g| g.path == text.path()) else {
+            // Every step's text is one of the evaluation's gaps; should one not be, the
+            // engine's English still says it.
+            return text.to_string();
+        };
+        if let Some(codes) = text.group_documents() {
+            let template = if gap.actual.is_none() {
+                &self.steps.tell_any_verified
+            } else {
+                &self.steps.get_any_verified
+            };
+            return fill(template, &[("documents", &self.documents(&codes))]);
+        }
+        if gap.actual.is_none() {
+            return self.question(gap.field);
+        }
+        if let Some(document) = self.document_to_verify(gap) {
+            return fill(&self.steps.get_verified, &[("document", &document)]);
+        }
+        gap_sentence(self.catalogue, self.words, gap)
+    }
+
+    /// The document a gap asks the citizen to get verified ("contains land_record").
+    fn document_to_verify(&self, gap: &Gap<'_>) -> Option<String> {
+        if gap.gap_kind != GapKind::Document || gap.negated || gap.operator != "contains" {
+            return None;
+        }
+        let on = FieldOf::new(self.catalogue, self.words, gap.field, gap.actual);
+        match on.values.expected(gap.operator, gap.required) {
+            Shown::One(document) => Some(document),
+            Shown::Many(_) | Shown::Range(..) => None,
+        }
+    }
+
+    /// How a citizen is asked for `field`: the language's question, else the catalogue's.
+    fn question(&self, field: &str) -> String {
+        self.words
+            .fields
+            .get(field)
+            .and_then(|entry| entry.question.clone())
+            .or_else(|| {
+                let id = self.catalogue.id(field)?;
+                self.catalogue.field(id).question.clone()
+            })
+            .unwrap_or_else(|| field.to_string())
+    }
+
+    /// Documents by code, in the language's words: "a, b or c".
+    fn documents(&self, codes: &[&str]) -> String {
+        let named: Vec<String> = codes
+            .iter()
+            .map(|code| self.words.value(DOCUMENTS, code))
+            .collect();
+        match named.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!(
+                "{}{}{last}",
+                rest.join(&self.words.list_separator),
+                self.steps.last_separator
+            ),
+            _ => named.join(""),
+        }
+    }
+}
