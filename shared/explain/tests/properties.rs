@@ -13,13 +13,54 @@ use std::sync::LazyLock;
 use engine::catalogue::{FieldSpec, FieldType};
 use engine::temporal::applicability;
 use engine::{Catalogue, Date, Evaluation, Profile, Rule, RuleSet, evaluate};
-use explain::{Digits, FactKind, Language, facts_in, oracle_case, template, unsourced_numbers};
+use explain::{
+    Digits, FactKind, Language, facts_in, next_steps, oracle_case, summary, template,
+    unsourced_numbers,
+};
 use proptest::prelude::*;
 use serde_json::{Map, Value as Json, json};
 use strategies::{CATALOGUE, as_of, profiles, rules};
 
 static CORPUS: LazyLock<RuleSet> =
     LazyLock::new(|| RuleSet::bundled(&CATALOGUE).expect("the bundled corpus loads"));
+
+/// Every placeholder the language files' templates use.
+const PLACEHOLDERS: [&str; 34] = [
+    "scheme",
+    "phrase",
+    "as_of",
+    "score",
+    "matched",
+    "total",
+    "label",
+    "yours",
+    "is",
+    "actual",
+    "field",
+    "required",
+    "met",
+    "kind",
+    "distance",
+    "date",
+    "value",
+    "values",
+    "low",
+    "high",
+    "amount",
+    "amounts",
+    "count",
+    "portal",
+    "documents",
+    "document",
+    "gap",
+    "step",
+    "description",
+    "number",
+    "day",
+    "month",
+    "year",
+    "sentence",
+];
 
 /// Everything the property says about one evaluation, in every language, numbers in `digits`.
 fn explanations_hold(
@@ -46,13 +87,29 @@ fn explanations_hold(
             count(|k| matches!(k, FactKind::Gap { .. })),
             evaluation.gaps.len()
         );
-        if let Some((first, last)) = language.script() {
-            for fact in facts.facts() {
+        // Every sentence a citizen reads is filled in (no `{placeholder}` left) and, outside
+        // English, written in the language's script.
+        let steps = next_steps(evaluation, catalogue, language);
+        prop_assert_eq!(steps.len(), evaluation.next_steps.len());
+        let said = std::iter::once(summary(evaluation, language))
+            .chain(steps)
+            .chain(facts.texts());
+        for sentence in said {
+            for name in PLACEHOLDERS {
                 prop_assert!(
-                    fact.text.chars().any(|c| (first..=last).contains(&c)),
+                    !sentence.contains(&format!("{{{name}}}")),
+                    "{}: {{{}}} left in: {}",
+                    language,
+                    name,
+                    sentence
+                );
+            }
+            if let Some((first, last)) = language.script() {
+                prop_assert!(
+                    sentence.chars().any(|c| (first..=last).contains(&c)),
                     "not in the script of {}: {}",
                     language,
-                    fact.text
+                    sentence
                 );
             }
         }
