@@ -199,6 +199,11 @@ so that `helm template` and `helm install` stop with a clear message.
 {{- if and .Values.retention.enabled (not .Values.retention.persistentVolumeClaim) -}}
 {{- fail "retention.persistentVolumeClaim is required with retention.enabled: the exported audit months must outlive the pod that writes them (docs/fleet.md, Retention)" -}}
 {{- end -}}
+{{- range $key := list "evaluator" "gpuBatch" -}}
+{{- if (index $.Values $key).languages -}}
+{{- fail (printf "%s.languages: only the explainer explains; the evaluator pools take no languages" $key) -}}
+{{- end -}}
+{{- end -}}
 {{- range $key := list "evaluator" "explainer" "gpuBatch" -}}
 {{- $pool := index $.Values $key -}}
 {{- if and $pool.enabled $pool.autoscaling.enabled (gt (int $pool.autoscaling.minReplicas) (int $pool.autoscaling.maxReplicas)) -}}
