@@ -230,6 +230,82 @@ async fn kafka_client_properties_are_passed_through() {
     assert!(stderr.contains("no.such.property"), "{stderr}");
 }
 
+/// A registry whose own store is away answers 5xx for a while (as ours does while PostgreSQL
+/// restarts under it): that is an outage to wait out, and once the registry answers again the
+/// schemas register — the failed answer is not remembered (the converter keeps failed lookups
+/// as answers unless told to forget them; a worker once waited on one for good).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_registry_answering_500_for_a_while_is_asked_again() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let stack = Stack::get();
+    let upstream = stack
+        .registry_url
+        .strip_prefix("http://")
+        .expect("a plain HTTP registry on loopback")
+        .trim_end_matches('/')
+        .to_string();
+    // In front of the registry: the first two connections get a 500, the rest pass through.
+    let failing = Arc::new(AtomicUsize::new(2));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let front = listener.local_addr().unwrap();
+    let refusals = failing.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut client, _)) = listener.accept().await else {
+                return;
+            };
+            let upstream = upstream.clone();
+            let refuse = refusals
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            tokio::spawn(async move {
+                if refuse {
+                    let mut head = vec![0u8; 65536];
+                    let _ = client.read(&mut head).await;
+                    let body = r#"{"error_code":50001,"message":"store away"}"#;
+                    let reply = format!(
+                        "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = client.write_all(reply.as_bytes()).await;
+                    return;
+                }
+                let mut server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+            });
+        }
+    });
+
+    let topics = vec![format!(
+        "e2e-500-{}-{}.dlq",
+        std::process::id(),
+        free_port()
+    )];
+    let codec = Codec::new(&format!("http://{front}"), &topics);
+    for attempt in 1..=2 {
+        let away = codec
+            .register_all()
+            .await
+            .expect_err("the registry answers 500");
+        assert!(
+            fleet::retry::is_transient(&away),
+            "attempt {attempt}: a 5xx is an outage to wait out, not a setting to fix: {away:#}"
+        );
+    }
+    assert_eq!(
+        failing.load(Ordering::SeqCst),
+        0,
+        "both refusals were asked for"
+    );
+    codec
+        .register_all()
+        .await
+        .expect("the registry answers again, and is asked again");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn without_auto_registration_schemas_are_looked_up_and_a_missing_one_is_named() {
     let stack = Stack::get();

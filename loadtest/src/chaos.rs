@@ -7,6 +7,9 @@
 //!   any other is *lost*.
 //! - **Verdicts**: the stored (scheme → rule, verdict, score) of each citizen must equal a full
 //!   evaluation of the stored profile on its date under the active rules.
+//! - **Audit**: every stored verdict must be backed by an audited evaluation — a row of the
+//!   audit log with the same citizen, scheme, rule version, verdict and score — or it could not
+//!   be reproduced for an auditor (*unaudited* otherwise).
 //! - **Cache**: an entry present in Redis must agree with PostgreSQL (*stale* otherwise); an
 //!   absent one only costs a read.
 //! - **Transitions**: per (citizen, scheme), the last `new_match` / `lost` published must agree
@@ -43,6 +46,12 @@ pub struct Report {
     pub cache_checked: usize,
     pub cache_stale: Vec<String>,
     pub passes_audited: i64,
+    /// Evaluations the audit log holds (one row per scheme evaluated by a pass).
+    pub evaluations_audited: usize,
+    /// Stored verdicts, and those with an audited evaluation behind them.
+    pub verdicts_stored: usize,
+    pub verdicts_backed: usize,
+    pub unaudited: Vec<String>,
     pub events_read: usize,
     pub pairs_announced: usize,
     /// Transitions the audit log implies, and distinct ones published.
@@ -64,6 +73,7 @@ impl Report {
             && self.unannounced.is_empty()
             && self.contradicted.is_empty()
             && self.transitions_differing.is_empty()
+            && self.unaudited.is_empty()
     }
 
     pub fn print(&self) {
@@ -87,7 +97,15 @@ impl Report {
             self.wrong.len(),
             sample(&self.wrong)
         );
-        println!("evaluation passes audited: {}", self.passes_audited);
+        println!(
+            "evaluations audited: {} in {} passes; stored verdicts backed by an audited evaluation (same rule version, verdict, score): {} of {}, unaudited: {}{}",
+            self.evaluations_audited,
+            self.passes_audited,
+            self.verdicts_backed,
+            self.verdicts_stored,
+            self.unaudited.len(),
+            sample(&self.unaudited)
+        );
         println!(
             "cache entries checked: {}, stale: {}{}",
             self.cache_checked,
@@ -229,8 +247,35 @@ pub async fn check(
         .get(0);
 
     check_cache(cache, &verdicts, &mut report).await?;
-    let implied = implied_transitions(&client, sent).await?;
-    check_events(kafka, codec, sent, marks, &verdicts, &implied, &mut report).await?;
+    let audit = read_audit_log(&client, sent).await?;
+    report.evaluations_audited = audit.rows;
+    report.verdicts_stored = verdicts.len();
+    for ((user, scheme), (rule_id, verdict, score)) in &verdicts {
+        let key = (
+            user.clone(),
+            scheme.clone(),
+            rule_id.clone(),
+            verdict.clone(),
+            *score,
+        );
+        if audit.evaluated.contains(&key) {
+            report.verdicts_backed += 1;
+        } else {
+            report.unaudited.push(format!(
+                "{user} {scheme}: {verdict} {score} ({rule_id}) has no audited evaluation"
+            ));
+        }
+    }
+    check_events(
+        kafka,
+        codec,
+        sent,
+        marks,
+        &verdicts,
+        &audit.implied,
+        &mut report,
+    )
+    .await?;
     Ok(report)
 }
 
@@ -265,16 +310,25 @@ async fn check_cache(
     Ok(())
 }
 
-/// Per (citizen, scheme), the transitions (`new_match` or `lost`) the audit log implies: each
-/// citizen's evaluations ordered by the position of the profile they read among those sent,
-/// then by rules revision.
-async fn implied_transitions(
+/// What the audit log says, read once.
+struct AuditLog {
+    rows: usize,
+    /// (citizen, scheme, rule id, verdict, score) of every audited evaluation.
+    evaluated: HashSet<(String, String, String, String, i32)>,
+    /// Per (citizen, scheme), the transitions (`new_match` or `lost`) the log implies: each
+    /// citizen's evaluations ordered by the position of the profile they read among those
+    /// sent, then by rules revision.
+    implied: HashMap<(String, String), usize>,
+}
+
+async fn read_audit_log(
     client: &deadpool_postgres::Client,
     sent: &HashMap<String, Vec<String>>,
-) -> Result<HashMap<(String, String), usize>> {
+) -> Result<AuditLog> {
     let rows = client
         .query(
-            "SELECT a.user_id, a.scheme_id, a.input_hash, p.rules_revision, a.verdict
+            "SELECT a.user_id, a.scheme_id, a.input_hash, p.rules_revision, a.verdict,
+                    a.rule_id, a.match_score::int
              FROM evaluation_audit_log a
              JOIN evaluation_passes p
                ON p.user_id = a.user_id AND p.as_of = a.as_of AND p.pass_id = a.pass_id",
@@ -284,9 +338,17 @@ async fn implied_transitions(
     // (position of the profile, rules revision, ELIGIBLE) of each evaluation of a pair.
     type Evaluated = (usize, i64, bool);
     let mut evaluations: HashMap<(String, String), Vec<Evaluated>> = HashMap::new();
+    let mut evaluated = HashSet::new();
     for row in &rows {
         let (user, scheme, hash, revision, verdict): (String, String, String, i64, String) =
             (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        evaluated.insert((
+            user.clone(),
+            scheme.clone(),
+            row.get(5),
+            verdict.clone(),
+            row.get(6),
+        ));
         let position = sent
             .get(&user)
             .and_then(|hashes| hashes.iter().position(|h| *h == hash))
@@ -297,19 +359,24 @@ async fn implied_transitions(
             verdict == "ELIGIBLE",
         ));
     }
-    Ok(evaluations
+    let implied = evaluations
         .into_iter()
-        .map(|(pair, mut evaluated)| {
-            evaluated.sort_unstable();
+        .map(|(pair, mut in_order)| {
+            in_order.sort_unstable();
             let mut eligible = false;
             let mut transitions = 0;
-            for (_, _, now) in evaluated {
+            for (_, _, now) in in_order {
                 transitions += usize::from(now != eligible);
                 eligible = now;
             }
             (pair, transitions)
         })
-        .collect())
+        .collect();
+    Ok(AuditLog {
+        rows: rows.len(),
+        evaluated,
+        implied,
+    })
 }
 
 /// Reads `new_match` and `lost` from `marks` to their current ends; per (citizen, scheme) of

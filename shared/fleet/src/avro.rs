@@ -152,6 +152,9 @@ impl Codec {
                 .get_schema_and_id(&subject, strategy.clone())
                 .await
                 .map_err(|e| {
+                    // The converter keeps a failed lookup as its answer (a 500 while the
+                    // registry's store was away would be served forever): forget it.
+                    self.encoder.remove_errors_from_cache();
                     registry_failure(&e, format!("the schema of {topic} (subject {subject})"))
                 })?;
         }
@@ -189,7 +192,10 @@ impl Codec {
         self.encoder
             .encode_struct(item, strategy)
             .await
-            .map_err(|e| IoError::Registry(anyhow::anyhow!("encoding a {topic} record: {e}")))
+            .map_err(|e| {
+                self.encoder.remove_errors_from_cache();
+                IoError::Registry(anyhow::anyhow!("encoding a {topic} record: {e}"))
+            })
     }
 
     pub async fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, DecodeError> {

@@ -46,15 +46,29 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
+/// The registry's store away: 503, which clients retry (a 500 is read as a refusal, and
+/// some clients keep it as the answer).
+fn store_away(e: impl std::fmt::Display) -> ApiError {
+    ApiError(
+        StatusCode::SERVICE_UNAVAILABLE,
+        50003,
+        format!("the schema store is unavailable: {e}"),
+    )
+}
+
 impl From<tokio_postgres::Error> for ApiError {
     fn from(e: tokio_postgres::Error) -> ApiError {
-        anyhow::Error::from(e).into()
+        if crate::error::postgres_is_transient(&e) {
+            store_away(e)
+        } else {
+            anyhow::Error::from(e).into()
+        }
     }
 }
 
 impl From<deadpool_postgres::PoolError> for ApiError {
     fn from(e: deadpool_postgres::PoolError) -> ApiError {
-        anyhow::Error::from(e).into()
+        store_away(e)
     }
 }
 
@@ -223,4 +237,21 @@ async fn schema_by_id(State(pool): State<Pool>, Path(id): Path<i32>) -> ApiResul
         body["schemaType"] = json!(schema_type);
     }
     Ok(Json(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_away_is_503_which_clients_retry() {
+        let away = ApiError::from(deadpool_postgres::PoolError::Closed);
+        assert_eq!(away.0, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            away.into_response().status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        let defect = ApiError::from(anyhow::anyhow!("a bug"));
+        assert_eq!(defect.0, StatusCode::INTERNAL_SERVER_ERROR);
+    }
 }

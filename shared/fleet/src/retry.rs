@@ -9,6 +9,7 @@ use std::time::Duration;
 use backon::{ExponentialBuilder, Retryable};
 
 use crate::error::IoError;
+use crate::shutdown::Shutdown;
 
 pub fn policy() -> ExponentialBuilder {
     ExponentialBuilder::default()
@@ -105,17 +106,45 @@ fn dependency_away(error: &anyhow::Error) -> Option<&'static str> {
 /// Waits out a dependency that is away while `step` (a worker's upkeep) fails with it, with
 /// the policy's backoff, reporting the outage like [`batch_with_retries`]; any other failure
 /// is returned at once.
-pub async fn wait_out(mut step: impl AsyncFnMut() -> anyhow::Result<()>) -> anyhow::Result<()> {
+pub async fn wait_out(step: impl AsyncFnMut() -> anyhow::Result<()>) -> anyhow::Result<()> {
+    waited_out(step, None).await.map(|_| ())
+}
+
+/// [`wait_out`] for a worker's upkeep, which has nothing to finish: gives up, returning
+/// `Ok(false)`, once `shutdown` is requested while the dependency is still away, so that a
+/// SIGTERM during an outage stops the worker (the records it has not committed are read again
+/// by the partitions' next owner) instead of waiting for its kill.
+pub async fn wait_out_unless(
+    shutdown: &Shutdown,
+    step: impl AsyncFnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<bool> {
+    waited_out(step, Some(shutdown)).await
+}
+
+/// Whether `step` succeeded (`false`: `shutdown` came first while waiting).
+async fn waited_out(
+    mut step: impl AsyncFnMut() -> anyhow::Result<()>,
+    shutdown: Option<&Shutdown>,
+) -> anyhow::Result<bool> {
     let mut waiting = Waiting::new("upkeep");
     loop {
         match step().await {
             Ok(()) => {
                 waiting.over();
-                return Ok(());
+                return Ok(true);
             }
             Err(e) => match dependency_away(&e) {
-                // Named first, so that /readyz says which dependency is awaited.
-                Some(dependency) => waiting.wait(&format!("{dependency}: {e:#}")).await,
+                Some(dependency) => {
+                    // Named first, so that /readyz says which dependency is awaited.
+                    let reason = format!("{dependency}: {e:#}");
+                    match shutdown {
+                        Some(shutdown) => tokio::select! {
+                            () = waiting.wait(&reason) => {}
+                            () = shutdown.clone().wait() => return Ok(false),
+                        },
+                        None => waiting.wait(&reason).await,
+                    }
+                }
                 None => return Err(e),
             },
         }
@@ -212,5 +241,65 @@ pub mod outage {
                 o.reason.clone(),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    fn registry_away() -> anyhow::Error {
+        IoError::Registry(anyhow::anyhow!("status 503")).into()
+    }
+
+    #[tokio::test]
+    async fn an_upkeep_waiting_for_a_dependency_stops_on_shutdown() {
+        let (stop, receiver) = tokio::sync::watch::channel(false);
+        let shutdown = Shutdown::from_receiver(receiver);
+        let stopper = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            stop.send(true).expect("the upkeep listens");
+            stop
+        });
+        let started = Instant::now();
+        let mut attempts = 0;
+        let done = wait_out_unless(&shutdown, async || {
+            attempts += 1;
+            Err(registry_away())
+        })
+        .await
+        .expect("an outage is waited out, not an error");
+        assert!(!done, "stopped by the shutdown");
+        assert!(attempts >= 2, "retried while away: {attempts}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        drop(stopper.await);
+    }
+
+    #[tokio::test]
+    async fn an_upkeep_resumes_when_the_dependency_is_back_and_a_defect_is_returned() {
+        let (_stop, receiver) = tokio::sync::watch::channel(false);
+        let shutdown = Shutdown::from_receiver(receiver);
+        let mut attempts = 0;
+        let done = wait_out_unless(&shutdown, async || {
+            attempts += 1;
+            if attempts < 3 {
+                Err(registry_away())
+            } else {
+                Ok(())
+            }
+        })
+        .await
+        .expect("back after two attempts");
+        assert!(done);
+        assert_eq!(attempts, 3);
+
+        let defect = wait_out_unless(&shutdown, async || Err(anyhow::anyhow!("a bug"))).await;
+        assert_eq!(defect.expect_err("not waited out").to_string(), "a bug");
     }
 }

@@ -131,7 +131,16 @@ impl Loop<'_> {
                 // PostgreSQL away during upkeep is waited out like a batch's store, before
                 // the records in hand are processed.
                 let assigned = rebalanced.then_some(partitions.as_slice());
-                crate::retry::wait_out(async || stage.upkeep(assigned).await).await?;
+                let upkept_now =
+                    crate::retry::wait_out_unless(&shutdown, async || stage.upkeep(assigned).await)
+                        .await?;
+                if !upkept_now {
+                    tracing::warn!(
+                        "{} stopped while waiting for a dependency; records not yet committed are read again by their partitions' next owner",
+                        self.name
+                    );
+                    return Ok(());
+                }
                 generation = current;
                 upkept = Some(Instant::now());
                 self.health.dependencies_answered();
