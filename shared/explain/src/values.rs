@@ -31,7 +31,7 @@ impl Values<'_> {
                 .iter()
                 .map(|item| self.coded(item).unwrap_or_else(|| profile_text(item)))
                 .collect::<Vec<_>>()
-                .join(", "),
+                .join(&self.words.list_separator),
         }
     }
 

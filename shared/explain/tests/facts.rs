@@ -1,5 +1,5 @@
 //! Facts rendered from real bundled rules: each condition, the verdict and score, the benefit in
-//! Indian rupee format, gaps with their dates, exclusions; in English and in Hindi.
+//! Indian rupee format, gaps with their dates, exclusions; in English, Hindi and Urdu.
 
 mod support;
 
@@ -288,4 +288,30 @@ fn facts_serialise_with_their_kind() {
         json["facts"][7],
         json!({"kind": "gap", "gap_kind": "threshold", "text": "You are 2 years below the minimum age of 60; estimated eligibility date: 15 August 2027"})
     );
+}
+
+/// A list reads with the language's own separator (Urdu's comma is `،`), and its coded values
+/// in the language's words.
+#[test]
+fn lists_use_the_language_separator_and_words() {
+    let rule = rule(KA_OAP);
+    let profile = profile(karnataka(
+        68,
+        json!({"identity": {"verified_documents": ["aadhaar", "ration_card"]}}),
+    ));
+    let evaluation = evaluation(rule, &profile, AS_OF);
+    let documents = |language| {
+        let facts = facts(&evaluation, catalogue(), language);
+        texts(&facts, |k| matches!(k, FactKind::Condition { .. }))
+            .into_iter()
+            .find(|t| t.contains("आधार") || t.contains("آدھار") || t.contains("aadhaar"))
+            .map(str::to_string)
+            .expect("the documents condition")
+    };
+    let urdu = documents(Language::Ur);
+    assert!(urdu.contains("آدھار، راشن کارڈ"), "{urdu}");
+    let hindi = documents(Language::Hi);
+    assert!(hindi.contains("आधार, राशन कार्ड"), "{hindi}");
+    let english = documents(Language::En);
+    assert!(english.contains("aadhaar, ration card"), "{english}");
 }
