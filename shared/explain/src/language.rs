@@ -291,11 +291,16 @@ mod tests {
                 continue;
             }
             assert!(w.script.is_some(), "{}: no script", w.code);
-            assert!(
-                w.summary.is_some() && w.next_step.is_some(),
-                "{}: summary and next steps",
-                w.code
-            );
+            assert!(w.summary.is_some(), "{}: summary", w.code);
+            let steps = w.next_step.as_ref().expect("next steps");
+            for limit in [&steps.below_minimum, &steps.above_maximum] {
+                assert_eq!(
+                    placeholders(limit),
+                    BTreeSet::from(["distance", "field", "limit"]),
+                    "{}: {limit:?}",
+                    w.code
+                );
+            }
             for field in catalogue.fields() {
                 let entry = w
                     .fields

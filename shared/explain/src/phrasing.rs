@@ -295,7 +295,7 @@ impl Words {
     }
 
     /// "your age is 68 years" / "आपकी आयु 68 वर्ष है"; `None`: the value is not provided.
-    fn stated(&self, field: &Field<'_>, actual: Option<&str>) -> String {
+    pub(crate) fn stated(&self, field: &Field<'_>, actual: Option<&str>) -> String {
         let entry = self.fields.get(field.name);
         let label = entry.map_or(field.label, |e| e.label.as_str());
         let yours = entry.map_or_else(

@@ -3,7 +3,8 @@
 //! English is the engine's own wording (`Evaluation::summary`, `Evaluation::next_steps`). Other
 //! languages word the same steps, in the same order, from their [`Words`]: a missing value is
 //! the field's question, a document to get verified names it, an "any one of" group of
-//! documents is one sentence, and any other gap is said as its gap fact.
+//! documents is one sentence, a value under a minimum or over a maximum says by how much, and
+//! any other gap is said as its gap fact.
 
 use engine::gaps::{Gap, GapKind, GapText};
 use engine::next_steps::{NextStep, Summary};
@@ -105,7 +106,39 @@ impl Said<'_, '_> {
         if let Some(document) = self.document_to_verify(gap) {
             return fill(&self.steps.get_verified, &[("document", &document)]);
         }
+        if let Some(short) = self.beyond_limit(gap) {
+            return short;
+        }
         gap_sentence(self.catalogue, self.words, gap)
+    }
+
+    /// "Your age is 58 years; that is 2 years below the minimum of 60 years": a known value
+    /// under an `at least` (`gte`) or over an `at most` (`lte`) limit, with the distance.
+    fn beyond_limit(&self, gap: &Gap<'_>) -> Option<String> {
+        let template = match gap.operator {
+            "gte" => &self.steps.below_minimum,
+            "lte" => &self.steps.above_maximum,
+            _ => return None,
+        };
+        if gap.gap_kind != GapKind::Threshold || gap.negated {
+            return None;
+        }
+        let (actual, distance) = (gap.actual?, gap.gap?);
+        let on = FieldOf::new(self.catalogue, self.words, gap.field, gap.actual);
+        let Shown::One(limit) = on.values.expected(gap.operator, gap.required) else {
+            return None;
+        };
+        let field = self
+            .words
+            .stated(&on.field, Some(&on.values.actual(actual)));
+        Some(fill(
+            template,
+            &[
+                ("field", &field),
+                ("distance", &on.values.number(distance.0)),
+                ("limit", &limit),
+            ],
+        ))
     }
 
     /// The document a gap asks the citizen to get verified ("contains land_record").

@@ -188,6 +188,10 @@ pub(crate) struct NextStepWords {
     pub tell_any_verified: String,
     /// Joins the last two items of a list (" or ").
     pub last_separator: String,
+    /// A known value under an `at least` limit: `{field}` (stated), `{distance}`, `{limit}`.
+    pub below_minimum: String,
+    /// A known value over an `at most` limit: `{field}`, `{distance}`, `{limit}`.
+    pub above_maximum: String,
 }
 
 #[derive(Debug, Deserialize)]
