@@ -47,6 +47,9 @@ impl FieldType {
     }
 }
 
+/// The list field whose items are documents (verified by the identity service).
+pub const DOCUMENTS: &str = "identity.verified_documents";
+
 /// One field of the catalogue.
 #[derive(Debug, Clone, Deserialize)]
 pub struct FieldSpec {

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::catalogue::{Catalogue, FieldId, FieldSpec, FieldType};
+use crate::catalogue::{Catalogue, DOCUMENTS, FieldId, FieldSpec, FieldType};
 use crate::date::Date;
 use crate::eval::{NodeTruths, leaf_truth};
 use std::fmt;
@@ -173,7 +173,7 @@ fn documents_any_of(group: &Group) -> bool {
     group.op == GroupOp::Or
         && group.children.len() > 1
         && group.children.iter().all(|c| {
-            matches!(c, Node::Leaf(l) if l.field_name == "identity.verified_documents"
+            matches!(c, Node::Leaf(l) if l.field_name == DOCUMENTS
                 && l.op == Op::Contains && matches!(l.operand, Operand::One(_)))
         })
 }
@@ -191,7 +191,7 @@ fn describe<'a>(
     let gap_kind = match value {
         None => GapKind::MissingData,
         Some(_) if exclusion => GapKind::Exclusion,
-        Some(_) if leaf.field_name == "identity.verified_documents" => GapKind::Document,
+        Some(_) if leaf.field_name == DOCUMENTS => GapKind::Document,
         Some(_) if leaf.op.is_threshold() && !negated => GapKind::Threshold,
         Some(_) => GapKind::Category,
     };

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use std::fmt;
 
-use crate::catalogue::{Catalogue, FieldSpec};
+use crate::catalogue::{Catalogue, DOCUMENTS, FieldSpec};
 use crate::gaps::{Gap, GapText, word_list};
 use crate::outcome::Verdict;
 use crate::rule::Rule;
@@ -150,9 +150,6 @@ impl Serialize for Summary {
         serializer.collect_str(self)
     }
 }
-
-/// The list field whose items are documents.
-const DOCUMENTS: &str = "identity.verified_documents";
 
 /// A gap whose answer could change the verdict: its text is the field's question.
 fn is_question(gap: &Gap, needed: &[&str]) -> bool {

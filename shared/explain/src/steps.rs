@@ -6,6 +6,7 @@
 //! documents is one sentence, a value under a minimum or over a maximum says by how much, and
 //! any other gap is said as its gap fact.
 
+use engine::catalogue::DOCUMENTS;
 use engine::gaps::{Gap, GapKind, GapText};
 use engine::next_steps::{NextStep, Summary};
 use engine::{Catalogue, Evaluation};
@@ -14,9 +15,6 @@ use crate::facts::{FieldOf, gap_sentence};
 use crate::language::Language;
 use crate::phrasing::Shown;
 use crate::words::{NextStepWords, Words, fill};
-
-/// The list field whose items are documents.
-const DOCUMENTS: &str = "identity.verified_documents";
 
 /// The verdict in one sentence, in `language`.
 pub fn summary(evaluation: &Evaluation<'_>, language: Language) -> String {

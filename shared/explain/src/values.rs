@@ -76,10 +76,8 @@ impl Values<'_> {
     /// free text (a district) and for a field the catalogue lacks.
     fn coded(&self, text: &str) -> Option<String> {
         let spec = self.spec?;
-        let codes = spec.values.as_ref()?;
-        codes
-            .iter()
-            .any(|code| code == text)
+        spec.values.as_ref()?;
+        spec.allows_value(text)
             .then(|| self.words.value(&spec.name, text))
     }
 

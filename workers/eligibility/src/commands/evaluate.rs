@@ -234,17 +234,14 @@ fn print_table(output: &Output<'_>, worded: Option<&[Worded]>) {
         "SCHEME", "VERDICT", "SCORE", "MATCHED"
     );
     for (i, e) in output.results.iter().enumerate() {
-        let (language, steps) = match worded.map(|w| &w[i]) {
-            Some(w) => (w.language, w.next_steps.clone()),
-            None => (
-                Language::En,
-                e.next_steps.iter().map(ToString::to_string).collect(),
-            ),
+        let (language, first) = match worded.map(|w| &w[i]) {
+            Some(w) => (w.language, w.next_steps.first().cloned()),
+            None => (Language::En, e.next_steps.first().map(ToString::to_string)),
         };
         // Answers could still make it ELIGIBLE: say so before the first question.
-        let next = match (e.could_become_eligible, steps.first()) {
-            (true, Some(step)) => explain::need_to_know(language, step),
-            (_, step) => step.cloned().unwrap_or_default(),
+        let next = match (e.could_become_eligible, first) {
+            (true, Some(step)) => explain::need_to_know(language, &step),
+            (_, step) => step.unwrap_or_default(),
         };
         println!(
             "{:<44} {:<14} {:>5} {:>7}  {}",
