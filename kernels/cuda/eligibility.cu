@@ -6,8 +6,10 @@
  *   1. el_conditions: one thread per citizen and condition; a warp ballot packs the results of 32
  *      citizens into one u32 word (cond_words[condition * words + citizen / 32]).
  *   2. el_rules: one thread per (citizen, rule); gathers the rule's input bits into a truth-table
- *      index, or runs the rule's postfix program when it has no table. Codes are rule-major:
- *      codes[rule * len + citizen], so a warp writes 32 consecutive bytes.
+ *      index, or runs the rule's postfix program when it has no table, then writes what the
+ *      caller asked for (ElOutput): every outcome code, two-bit verdicts, or only the pairs whose
+ *      code differs from a previous one. Outputs are laid out in blocks of 32 citizens (one warp),
+ *      block-major, so the output of a chunk of citizens is one contiguous range of the whole.
  *
  * The per-citizen functions (el_condition_one, el_rule_one) are plain C: host_model.c includes this
  * file and runs them on the CPU, so the logic the kernels run is tested without a GPU. Only the
@@ -65,6 +67,19 @@ typedef long long int64_t;
 
 #define EL_NOT_APPLICABLE 255u
 #define EL_ELIGIBLE 152u
+/* Never an outcome code: a previous outcome that matches nothing (always reported as changed). */
+#define EL_NO_PREVIOUS 254u
+
+/* Output modes (kernels::output::Output). */
+#define EL_OUT_CODES 0u
+#define EL_OUT_VERDICTS 1u
+#define EL_OUT_CHANGES 2u
+
+/* Two-bit verdicts (engine::Verdict): the low bit and the high bit each fill one u32 plane. */
+#define EL_V_NOT_ELIGIBLE 0u
+#define EL_V_PARTIAL 1u
+#define EL_V_ELIGIBLE 2u
+#define EL_V_NOT_APPLICABLE 3u
 
 /* Profiles in columns. Offsets index the pools; known masks and booleans are u32 words. */
 typedef struct {
@@ -118,6 +133,25 @@ typedef struct {
     /* (condition, field) pairs. */
     const uint32_t *excl;
 } ElProgram;
+
+/* What el_rules writes for a chunk of `len` citizens (the columns' len) starting at citizen
+ * `first` of the population. Block b holds citizens 32b .. 32b + 31 of the chunk. */
+typedef struct {
+    uint64_t mode;
+    uint64_t first;
+    /* EL_OUT_CODES: codes[(b * n_rules + r) * 32 + lane]. */
+    uint8_t *codes;
+    /* EL_OUT_VERDICTS: planes[(b * n_rules + r) * 2 + bit], bit 0 the verdict's low bit. */
+    uint32_t *planes;
+    /* EL_OUT_CHANGES: the previous codes, laid out as `codes`; every pair whose new code differs
+     * is appended as (citizen of the population * n_rules + rule, new code), in no set order.
+     * n_changes counts them all, also those beyond `capacity` (then the caller asks again). */
+    const uint8_t *previous;
+    unsigned long long *n_changes;
+    uint64_t capacity;
+    uint64_t *change_pair;
+    uint8_t *change_code;
+} ElOutput;
 
 EL_FN uint32_t el_bit(const uint32_t *words, uint64_t i) {
     return (words[i >> 5] >> (i & 31u)) & 1u;
@@ -233,6 +267,18 @@ EL_FN uint32_t el_code(uint32_t root, uint32_t score, uint32_t excl) {
     return score >= 50 ? 101 + (score - 50) : score;
 }
 
+/* engine::Outcome::from_code(code).verdict, in two bits. */
+EL_FN uint32_t el_verdict(uint32_t code) {
+    if (code <= 100u) return EL_V_NOT_ELIGIBLE;
+    if (code <= 151u) return EL_V_PARTIAL;
+    return code == EL_ELIGIBLE ? EL_V_ELIGIBLE : EL_V_NOT_APPLICABLE;
+}
+
+/* The index of an output slot: block b of 32 citizens, rule r. */
+EL_FN uint64_t el_slot(const ElProgram *prog, uint64_t b, uint64_t r) {
+    return b * prog->n_rules + r;
+}
+
 /* The outcome code of rule r for citizen i (CompiledRule::run, or its truth table). cond_words
  * holds the condition bits from the first pass. */
 EL_FN uint32_t el_rule_one(const ElColumns *cols, const ElProgram *prog, const uint32_t *cond_words,
@@ -318,15 +364,57 @@ extern "C" __global__ void el_conditions(ElColumns cols, ElProgram prog, uint32_
     }
 }
 
-/* One thread per citizen (x) and rule (y, strided). */
+/* One thread per citizen (x) and rule (y, strided). Threads past the last citizen stay in the
+ * loop (with code EL_NOT_APPLICABLE, written nowhere) so every ballot sees the whole warp. */
 extern "C" __global__ void el_rules(ElColumns cols, ElProgram prog, const uint32_t *cond_words,
-                                    uint8_t *codes) {
+                                    ElOutput out) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    uint64_t r;
-    if (i >= cols.len) return;
+    uint64_t b = i >> 5, r;
+    uint32_t lane = threadIdx.x & 31u;
+    uint32_t valid = i < cols.len;
+    if (((i & ~31ull)) >= cols.len) return; /* the whole warp is past the end */
     for (r = blockIdx.y; r < prog.n_rules; r += gridDim.y) {
-        codes[r * cols.len + i] = (uint8_t)el_rule_one(&cols, &prog, cond_words, r, i);
+        uint32_t code = valid ? el_rule_one(&cols, &prog, cond_words, r, i) : EL_NOT_APPLICABLE;
+        uint64_t slot = el_slot(&prog, b, r);
+        if (out.mode == EL_OUT_CODES) {
+            if (valid) out.codes[slot * 32u + lane] = (uint8_t)code;
+        } else if (out.mode == EL_OUT_VERDICTS) {
+            uint32_t v = el_verdict(code);
+            uint32_t low = __ballot_sync(0xffffffffu, valid && (v & 1u));
+            uint32_t high = __ballot_sync(0xffffffffu, valid && (v >> 1));
+            if (lane == 0) {
+                out.planes[slot * 2u] = low;
+                out.planes[slot * 2u + 1u] = high;
+            }
+        } else {
+            uint32_t changed = valid && code != out.previous[slot * 32u + lane];
+            uint32_t mask = __ballot_sync(0xffffffffu, changed);
+            unsigned long long base = 0;
+            if (lane == 0 && mask) base = atomicAdd(out.n_changes, (unsigned long long)__popc(mask));
+            base = __shfl_sync(0xffffffffu, base, 0);
+            if (changed) {
+                uint64_t at = base + (uint64_t)__popc(mask & ((1u << lane) - 1u));
+                if (at < out.capacity) {
+                    out.change_pair[at] = (out.first + i) * prog.n_rules + r;
+                    out.change_code[at] = (uint8_t)code;
+                }
+            }
+        }
     }
+}
+
+/* Kept columns brought up to date for changed citizens (kernels::patch::Patch): each thread
+ * applies every stride-th write of the three pools. */
+extern "C" __global__ void el_scatter(uint32_t *u32s, const uint64_t *u32_at, const uint32_t *u32_values,
+                                      uint64_t n_u32, int64_t *ints, const uint64_t *int_at,
+                                      const int64_t *int_values, uint64_t n_int, double *nums,
+                                      const uint64_t *num_at, const double *num_values,
+                                      uint64_t n_num) {
+    uint64_t k, first = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint64_t step = (uint64_t)gridDim.x * blockDim.x;
+    for (k = first; k < n_u32; k += step) u32s[u32_at[k]] = u32_values[k];
+    for (k = first; k < n_int; k += step) ints[int_at[k]] = int_values[k];
+    for (k = first; k < n_num; k += step) nums[num_at[k]] = num_values[k];
 }
 
 #endif

@@ -14,11 +14,11 @@ use engine::temporal::applicability;
 use engine::value::Scalar;
 
 /// Column kinds (`EL_INT` … `EL_LIST`).
-const INT: u32 = 0;
-const NUM: u32 = 1;
-const BOOL: u32 = 2;
-const STR: u32 = 3;
-const LIST: u32 = 4;
+pub(crate) const INT: u32 = 0;
+pub(crate) const NUM: u32 = 1;
+pub(crate) const BOOL: u32 = 2;
+pub(crate) const STR: u32 = 3;
+pub(crate) const LIST: u32 = 4;
 
 /// Postfix opcodes (`EL_LEAF` … `EL_NOT`).
 const LEAF: u32 = 0;
@@ -313,18 +313,4 @@ fn stack_depth(postfix: &[Instr]) -> usize {
         deepest = deepest.max(depth);
     }
     deepest
-}
-
-/// Outcome codes for every (citizen, rule), rule-major: `codes[rule * citizens + citizen]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Codes {
-    pub citizens: usize,
-    pub rules: usize,
-    pub codes: Vec<u8>,
-}
-
-impl Codes {
-    pub fn code(&self, citizen: usize, rule: usize) -> u8 {
-        self.codes[rule * self.citizens + citizen]
-    }
 }

@@ -5,12 +5,13 @@ use std::str::FromStr;
 
 use engine::Date;
 use engine::Rule;
-use engine::batch::{BatchOutcomes, evaluate_batch};
+use engine::batch::evaluate_batch;
 use engine::columns::ProfileColumns;
 use engine::program::Program;
 
-use crate::encode::{Codes, EncodeError, EncodedColumns, EncodedProgram};
-use crate::gpu::{Gpu, GpuError, GpuTimings};
+use crate::encode::{EncodeError, EncodedColumns, EncodedProgram};
+use crate::gpu::{Columns, Gpu, GpuError, GpuTimings};
+use crate::output::{Output, Outputs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineChoice {
@@ -60,20 +61,22 @@ pub enum EngineUsed {
     CpuAfterGpuError(String),
 }
 
-/// A batch's outcome codes, in the layout of the engine that computed them.
-pub enum Evaluated {
-    Cpu(BatchOutcomes),
-    Gpu(Codes),
-}
-
-impl Evaluated {
-    /// The outcome code (`engine::Outcome::code`) of `rule` for `citizen`.
-    pub fn code(&self, citizen: usize, rule: usize) -> u8 {
+impl EngineUsed {
+    /// `cpu` or `gpu`, for metrics.
+    pub fn name(&self) -> &'static str {
         match self {
-            Evaluated::Cpu(b) => b.code(citizen, rule),
-            Evaluated::Gpu(c) => c.code(citizen, rule),
+            EngineUsed::Gpu(_) => "gpu",
+            EngineUsed::Cpu | EngineUsed::CpuAfterGpuError(_) => "cpu",
         }
     }
+}
+
+/// One program to run over a batch's columns: `program` compiled from `rules` (same order), and
+/// what to hand back.
+pub struct Job<'a> {
+    pub program: &'a Program,
+    pub rules: &'a [&'a Rule],
+    pub output: Output<'a>,
 }
 
 /// An engine choice with its device, detected once (NVRTC compiles the kernels on detection).
@@ -105,7 +108,7 @@ impl Engine {
     }
 
     /// Evaluates every citizen against every rule (`rules` in the order `program` was compiled
-    /// from) on `as_of`; the CPU path uses `threads` threads.
+    /// from) on `as_of`, handing back `output`; the CPU path uses `threads` threads.
     pub fn evaluate(
         &self,
         program: &Program,
@@ -113,35 +116,83 @@ impl Engine {
         columns: &ProfileColumns,
         as_of: Date,
         threads: usize,
-    ) -> Result<(Evaluated, EngineUsed), SelectError> {
-        let big = columns.len.saturating_mul(rules.len()) >= self.threshold;
+        output: Output,
+    ) -> Result<(Outputs, EngineUsed), SelectError> {
+        let job = Job {
+            program,
+            rules,
+            output,
+        };
+        let mut done = self.evaluate_each(columns, &[job], as_of, threads)?;
+        Ok(done.pop().expect("one result per job"))
+    }
+
+    /// Runs each job over the same columns. On the GPU the columns are uploaded once and kept
+    /// for every job (a population diff runs the old and the new rules over the same citizens).
+    pub fn evaluate_each(
+        &self,
+        columns: &ProfileColumns,
+        jobs: &[Job],
+        as_of: Date,
+        threads: usize,
+    ) -> Result<Vec<(Outputs, EngineUsed)>, SelectError> {
+        let pairs: usize = jobs
+            .iter()
+            .map(|j| columns.len.saturating_mul(j.rules.len()))
+            .sum();
         let gpu = match (&self.gpu, self.choice) {
             (Ok(gpu), EngineChoice::Gpu) => Some(gpu),
-            (Ok(gpu), EngineChoice::Auto) if big => Some(gpu),
+            (Ok(gpu), EngineChoice::Auto) if pairs >= self.threshold => Some(gpu),
             _ => None,
         };
-        if let Some(gpu) = gpu {
-            let encoded = EncodedProgram::new(program, rules, columns, as_of);
-            match (encoded, self.choice) {
-                (Ok(encoded), choice) => {
-                    match gpu.evaluate(&EncodedColumns::new(columns), &encoded) {
-                        Ok((codes, timings)) => {
-                            return Ok((Evaluated::Gpu(codes), EngineUsed::Gpu(timings)));
-                        }
-                        Err(e) if choice == EngineChoice::Gpu => return Err(e.into()),
-                        Err(e) => {
-                            let batch = evaluate_batch(program, rules, columns, as_of, threads);
-                            let used = EngineUsed::CpuAfterGpuError(e.to_string());
-                            return Ok((Evaluated::Cpu(batch), used));
-                        }
-                    }
-                }
-                (Err(e), EngineChoice::Gpu) => return Err(e.into()),
-                // `auto` falls back to the CPU for programs the kernels cannot hold.
-                (Err(_), _) => {}
-            }
-        }
-        let batch = evaluate_batch(program, rules, columns, as_of, threads);
-        Ok((Evaluated::Cpu(batch), EngineUsed::Cpu))
+        let gpu_error = match gpu.map(|gpu| on_gpu(gpu, columns, jobs, as_of)) {
+            Some(Ok(done)) => return Ok(done),
+            Some(Err(e)) if self.choice == EngineChoice::Gpu => return Err(e),
+            // `auto` falls back to the CPU for programs the kernels cannot hold, and on errors.
+            Some(Err(SelectError::Gpu(e))) => Some(e.to_string()),
+            _ => None,
+        };
+        Ok(jobs
+            .iter()
+            .map(|job| {
+                let batch = evaluate_batch(job.program, job.rules, columns, as_of, threads);
+                let outputs =
+                    Outputs::from_codes(job.output, columns.len, job.rules.len(), |c, r| {
+                        batch.code(c, r)
+                    });
+                let used = gpu_error
+                    .clone()
+                    .map_or(EngineUsed::Cpu, EngineUsed::CpuAfterGpuError);
+                (outputs, used)
+            })
+            .collect())
     }
+}
+
+fn on_gpu(
+    gpu: &Gpu,
+    columns: &ProfileColumns,
+    jobs: &[Job],
+    as_of: Date,
+) -> Result<Vec<(Outputs, EngineUsed)>, SelectError> {
+    let programs = jobs
+        .iter()
+        .map(|job| EncodedProgram::new(job.program, job.rules, columns, as_of))
+        .collect::<Result<Vec<_>, _>>()?;
+    let encoded = EncodedColumns::new(columns);
+    // One job uploads its columns in chunks; several keep them on the device.
+    let kept;
+    let at = if jobs.len() > 1 {
+        kept = gpu.keep(encoded)?;
+        Columns::Resident(&kept)
+    } else {
+        Columns::Host(&encoded)
+    };
+    jobs.iter()
+        .zip(&programs)
+        .map(|(job, program)| {
+            let (outputs, timings) = gpu.evaluate(at, program, job.output)?;
+            Ok((outputs, EngineUsed::Gpu(timings)))
+        })
+        .collect()
 }

@@ -1,13 +1,17 @@
 //! The GPU launcher: finds a CUDA device without ever panicking, compiles `cuda/eligibility.cu`
-//! with NVRTC at run time, uploads the encoded columns and program, runs the two kernels and
-//! downloads the codes, timing transfers and kernels apart.
+//! with NVRTC once, keeps columns on the device when asked (updating only changed citizens),
+//! runs the kernels in chunks on two streams so one chunk's copies overlap another's kernels,
+//! and copies back only the output asked for into reused page-locked buffers.
 //!
 //! Behind the cargo feature `gpu`; without it the same API reports that the build has no GPU
 //! support.
 
 use std::time::Duration;
 
-use crate::encode::{Codes, EncodedColumns, EncodedProgram};
+use crate::encode::{EncodedColumns, EncodedProgram};
+use crate::launch::Limits;
+use crate::output::{Output, Outputs};
+use crate::patch::Patch;
 
 #[cfg(not(feature = "gpu"))]
 #[path = "gpu/absent.rs"]
@@ -15,6 +19,9 @@ mod imp;
 #[cfg(feature = "gpu")]
 #[path = "gpu/cuda.rs"]
 mod imp;
+
+#[cfg(feature = "gpu")]
+pub use imp::Pinned;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -26,19 +33,28 @@ pub enum GpuError {
     Compile(String),
     #[error("CUDA driver error: {0}")]
     Driver(String),
+    #[error("the columns changed layout (length or list width): keep them anew")]
+    Relayout,
 }
 
-/// Where the time went, each phase ended by a synchronisation.
+/// Where the time went. Each phase is the sum over chunks of the device's own timing (CUDA
+/// events); with two streams the phases overlap, so `wall` (host clock, first copy to last) is
+/// less than their sum.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GpuTimings {
-    /// Host → device: columns and program.
+    /// Host → device: the program, and the columns unless they are kept on the device.
     pub upload: Duration,
     /// The condition kernel.
     pub conditions: Duration,
-    /// The rule kernel.
+    /// The rule kernel (with its output stage).
     pub rules: Duration,
-    /// Device → host: the codes.
+    /// Device → host: the output asked for.
     pub download: Duration,
+    pub wall: Duration,
+    pub chunks: usize,
+    /// Bytes copied each way.
+    pub bytes_up: usize,
+    pub bytes_down: usize,
 }
 
 impl GpuTimings {
@@ -48,6 +64,36 @@ impl GpuTimings {
 
     pub fn transfers(&self) -> Duration {
         self.upload + self.download
+    }
+}
+
+/// Columns kept on the device for many evaluations (several programs, dates or outputs) with a
+/// host copy of what they hold.
+pub struct Resident {
+    host: EncodedColumns,
+    device: imp::DeviceColumns,
+}
+
+impl Resident {
+    /// What the device holds.
+    pub fn columns(&self) -> &EncodedColumns {
+        &self.host
+    }
+}
+
+/// The columns of an evaluation: uploaded for it, or kept on the device.
+#[derive(Clone, Copy)]
+pub enum Columns<'a> {
+    Host(&'a EncodedColumns),
+    Resident(&'a Resident),
+}
+
+impl Columns<'_> {
+    pub fn encoded(&self) -> &EncodedColumns {
+        match self {
+            Columns::Host(c) => c,
+            Columns::Resident(r) => &r.host,
+        }
     }
 }
 
@@ -65,12 +111,41 @@ impl Gpu {
         self.0.name()
     }
 
-    /// Codes for every (citizen, rule), rule-major.
+    /// Uploads `columns` once, for evaluations with [`Columns::Resident`].
+    pub fn keep(&self, columns: EncodedColumns) -> Result<Resident, GpuError> {
+        let device = self.0.keep(&columns)?;
+        Ok(Resident {
+            host: columns,
+            device,
+        })
+    }
+
+    /// Brings kept columns up to date with `patch` (`EncodedColumns::patch`): only the changed
+    /// citizens' values are uploaded.
+    pub fn update(&self, resident: &mut Resident, patch: &Patch) -> Result<(), GpuError> {
+        self.0.update(resident, patch)?;
+        resident.host.apply(patch);
+        Ok(())
+    }
+
+    /// Evaluates every citizen of `columns` against `program`, handing back `output`.
     pub fn evaluate(
         &self,
-        columns: &EncodedColumns,
+        columns: Columns,
         program: &EncodedProgram,
-    ) -> Result<(Codes, GpuTimings), GpuError> {
-        self.0.evaluate(columns, program)
+        output: Output,
+    ) -> Result<(Outputs, GpuTimings), GpuError> {
+        self.0.evaluate(columns, program, output)
+    }
+
+    /// As [`Gpu::evaluate`], cut as `limits` says rather than by free device memory.
+    pub fn evaluate_with(
+        &self,
+        columns: Columns,
+        program: &EncodedProgram,
+        output: Output,
+        limits: Limits,
+    ) -> Result<(Outputs, GpuTimings), GpuError> {
+        self.0.evaluate_with(columns, program, output, limits)
     }
 }

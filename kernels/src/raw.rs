@@ -50,6 +50,21 @@ pub struct RawProgram {
     pub excl: u64,
 }
 
+/// `ElOutput`: where el_rules writes a chunk's output (addresses in the output's memory).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawOutput {
+    pub mode: u64,
+    pub first: u64,
+    pub codes: u64,
+    pub planes: u64,
+    pub previous: u64,
+    pub n_changes: u64,
+    pub capacity: u64,
+    pub change_pair: u64,
+    pub change_code: u64,
+}
+
 /// Where each encoded array lives: host memory, or a device copy of it.
 pub trait Place {
     type Error;

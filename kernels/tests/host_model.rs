@@ -1,5 +1,6 @@
 //! The kernels' C logic (cuda/eligibility.cu, run on the host by cuda/host_model.c) agrees with
-//! the scalar evaluator and the CPU batch evaluator for every (citizen, rule).
+//! the scalar evaluator and the CPU batch evaluator for every (citizen, rule), in every output
+//! form and however the population is cut into chunks; patched columns equal columns built anew.
 
 #[path = "../../shared/engine/tests/common/strategies.rs"]
 mod common;
@@ -9,9 +10,25 @@ use engine::batch::evaluate_batch;
 use engine::columns::ProfileColumns;
 use engine::program::{Instr, Program};
 use engine::{Date, Rule, outcome};
+use engine::{Outcome, Profile};
 use kernels::encode::{EncodedColumns, EncodedProgram};
 use kernels::host::evaluate_host;
+use kernels::launch::Limits;
+use kernels::output::{Codes, NO_PREVIOUS, Output, Outputs};
 use proptest::prelude::*;
+
+/// One chunk for the whole population, and room for every change.
+const WHOLE: Limits = Limits {
+    chunk_citizens: usize::MAX,
+    change_capacity: usize::MAX >> 8,
+};
+
+fn codes_of(outputs: Outputs) -> Codes {
+    match outputs {
+        Outputs::Codes(codes) => codes,
+        other => panic!("asked for codes, got {other:?}"),
+    }
+}
 
 /// Runs the host model and checks every code against the scalar and batch evaluators.
 fn check(
@@ -23,7 +40,12 @@ fn check(
     scalar: bool,
 ) -> Result<(), TestCaseError> {
     let encoded = EncodedProgram::new(program, refs, columns, as_of).expect("fits the kernels");
-    let codes = evaluate_host(&EncodedColumns::new(columns), &encoded);
+    let codes = codes_of(evaluate_host(
+        &EncodedColumns::new(columns),
+        &encoded,
+        Output::Codes,
+        WHOLE,
+    ));
     let batch = evaluate_batch(program, refs, columns, as_of, 2);
     for (c, profile) in profiles.iter().enumerate() {
         for (r, rule) in refs.iter().enumerate() {
@@ -88,4 +110,139 @@ proptest! {
         let columns = ProfileColumns::new(&CATALOGUE, &profiles);
         check(&program, &refs, &columns, as_of, &profiles, true)?;
     }
+
+    #[test]
+    fn every_output_in_any_chunks_equals_the_cpu(
+        rules in rules(5),
+        profiles in profiles(300),
+        as_of in as_of(),
+        chunk_blocks in 1usize..5,
+        capacity in 0usize..40,
+        previous_seed in any::<u64>(),
+    ) {
+        let refs: Vec<&Rule> = rules.iter().collect();
+        let program = Program::compile(&refs);
+        let columns = ProfileColumns::new(&CATALOGUE, &profiles);
+        let encoded = EncodedProgram::new(&program, &refs, &columns, as_of).expect("fits");
+        let encoded_columns = EncodedColumns::new(&columns);
+        let batch = evaluate_batch(&program, &refs, &columns, as_of, 1);
+        let cpu = |output| Outputs::from_codes(output, profiles.len(), refs.len(), |c, r| batch.code(c, r));
+        // Small chunks (whole blocks of 32) and little room for changes: every chunk boundary and
+        // the "ask again with room" path are exercised.
+        let limits = Limits { chunk_citizens: chunk_blocks * 32, change_capacity: capacity };
+        let run = |output| evaluate_host(&encoded_columns, &encoded, output, limits);
+
+        let codes = codes_of(run(Output::Codes));
+        prop_assert_eq!(&codes, &codes_of(cpu(Output::Codes)));
+
+        match (run(Output::Verdicts), cpu(Output::Verdicts)) {
+            (Outputs::Verdicts(gpu), Outputs::Verdicts(cpu)) => {
+                prop_assert_eq!(&gpu, &cpu);
+                for c in 0..profiles.len() {
+                    for r in 0..refs.len() {
+                        prop_assert_eq!(gpu.verdict(c, r), batch.get(c, r).verdict);
+                    }
+                }
+            }
+            other => prop_assert!(false, "asked for verdicts, got {:?}", other),
+        }
+
+        // Previous codes: the current ones, some moved, some unknown.
+        let mut previous = codes.clone();
+        let mut state = previous_seed;
+        for c in 0..profiles.len() {
+            for r in 0..refs.len() {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                match state >> 61 {
+                    0 => previous.set(c, r, NO_PREVIOUS),
+                    1 | 2 => previous.set(c, r, ((state >> 8) % 153) as u8),
+                    _ => {}
+                }
+            }
+        }
+        match (run(Output::ChangesFrom(&previous)), cpu(Output::ChangesFrom(&previous))) {
+            (Outputs::Changes(gpu), Outputs::Changes(cpu)) => {
+                prop_assert_eq!(&gpu, &cpu);
+                prop_assert_eq!(&gpu.applied_to(&previous), &codes);
+                for (c, r, outcome) in gpu.iter() {
+                    prop_assert_ne!(previous.code(c, r), outcome.code());
+                    prop_assert_eq!(outcome, batch.get(c, r));
+                }
+            }
+            other => prop_assert!(false, "asked for changes, got {:?}", other),
+        }
+    }
+
+    #[test]
+    fn patched_columns_equal_columns_built_anew(
+        profiles in profiles(150),
+        replacements in profiles(40),
+        picks in prop::collection::vec(any::<prop::sample::Index>(), 1..40),
+        rules in rules(4),
+        as_of in as_of(),
+    ) {
+        let mut columns = ProfileColumns::new(&CATALOGUE, &profiles);
+        let kept = EncodedColumns::new(&columns);
+        let mut now: Vec<Profile> = profiles.clone();
+        let mut changed = Vec::new();
+        for (k, pick) in picks.iter().enumerate() {
+            let i = pick.index(profiles.len());
+            let profile = &replacements[k % replacements.len()];
+            if columns.update(i, profile) {
+                now[i] = profile.clone();
+                changed.push(i);
+            }
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        // The updated columns evaluate as columns built from the new profiles do.
+        let refs: Vec<&Rule> = rules.iter().collect();
+        let program = Program::compile(&refs);
+        let built = ProfileColumns::new(&CATALOGUE, &now);
+        let updated = evaluate_batch(&program, &refs, &columns, as_of, 1);
+        let anew = evaluate_batch(&program, &refs, &built, as_of, 1);
+        for (c, profile) in now.iter().enumerate() {
+            for (r, rule) in refs.iter().enumerate() {
+                prop_assert_eq!(updated.code(c, r), anew.code(c, r), "citizen {} rule {}", c, r);
+                prop_assert_eq!(updated.code(c, r), outcome(rule, profile, as_of).code());
+            }
+        }
+        // The kept encoding, patched for the changed citizens only, is the updated columns'
+        // encoding, value for value.
+        let patch = kept.patch(&columns, &changed).expect("same layout");
+        let mut patched = kept.clone();
+        patched.apply(&patch);
+        let fresh = EncodedColumns::new(&columns);
+        prop_assert_eq!(&patched.u32s, &fresh.u32s);
+        prop_assert_eq!(&patched.ints, &fresh.ints);
+        prop_assert_eq!(patched.nums.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), fresh.nums.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        prop_assert!(patch.len() <= changed.len() * fresh.col_kind.len() * 8 + 1);
+        // And evaluating on it gives the new profiles' outcomes.
+        let encoded = EncodedProgram::new(&program, &refs, &columns, as_of).expect("fits");
+        let codes = codes_of(evaluate_host(&patched, &encoded, Output::Codes, WHOLE));
+        for c in 0..now.len() {
+            for r in 0..refs.len() {
+                prop_assert_eq!(codes.get(c, r), Outcome::from_code(anew.code(c, r)));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_list_that_outgrows_its_width_asks_for_new_columns() {
+    // `eligibility.active_schemes` takes any scheme id: 64 distinct ids fill one 64-bit word
+    // per citizen, a 65th does not fit.
+    let doc = |items: std::ops::Range<usize>| {
+        let items: Vec<String> = items.map(|k| format!("scheme_{k}")).collect();
+        serde_json::json!({"identity": {"age": 40}, "eligibility": {"active_schemes": items}})
+    };
+    let profile = |items| Profile::from_json(&CATALOGUE, &doc(items), "test").expect("valid");
+    let mut columns = ProfileColumns::new(&CATALOGUE, &[profile(0..64), profile(0..1)]);
+    let kept = EncodedColumns::new(&columns);
+    assert!(columns.update(1, &profile(1..3)), "known items fit");
+    assert!(kept.patch(&columns, &[1]).is_some());
+    assert!(
+        !columns.update(1, &profile(60..66)),
+        "two new items do not fit one word"
+    );
 }

@@ -1,9 +1,15 @@
 //! The launcher in a build without the `gpu` feature: there is never a device.
 
-use super::{GpuError, GpuTimings};
-use crate::encode::{Codes, EncodedColumns, EncodedProgram};
+use super::{Columns, GpuError, GpuTimings, Resident};
+use crate::encode::{EncodedColumns, EncodedProgram};
+use crate::launch::Limits;
+use crate::output::{Output, Outputs};
+use crate::patch::Patch;
 
 pub enum Device {}
+
+/// Never made: there is no device to keep columns on.
+pub enum DeviceColumns {}
 
 impl Device {
     pub fn open() -> Result<Device, GpuError> {
@@ -14,11 +20,30 @@ impl Device {
         match *self {}
     }
 
+    pub fn keep(&self, _: &EncodedColumns) -> Result<DeviceColumns, GpuError> {
+        match *self {}
+    }
+
+    pub fn update(&self, resident: &mut Resident, _: &Patch) -> Result<(), GpuError> {
+        match resident.device {}
+    }
+
     pub fn evaluate(
         &self,
-        _: &EncodedColumns,
+        _: Columns,
         _: &EncodedProgram,
-    ) -> Result<(Codes, GpuTimings), GpuError> {
+        _: Output,
+    ) -> Result<(Outputs, GpuTimings), GpuError> {
+        match *self {}
+    }
+
+    pub fn evaluate_with(
+        &self,
+        _: Columns,
+        _: &EncodedProgram,
+        _: Output,
+        _: Limits,
+    ) -> Result<(Outputs, GpuTimings), GpuError> {
         match *self {}
     }
 }

@@ -1,36 +1,199 @@
 //! The launcher over cudarc (driver API, NVRTC, libraries loaded at run time).
+//!
+//! What it keeps between evaluations, so a steady state allocates nothing: device buffers that
+//! only grow (the program's arrays, and per stream a chunk's columns, condition words, output and
+//! changes), and page-locked host buffers that outputs borrow and give back when dropped. Chunks
+//! alternate between two streams: a chunk's upload and download overlap the other's kernels.
+//! Kernel arguments are raw device addresses (the `El*` structs), so ordering is by stream:
+//! a stream's buffers are only touched by that stream's work, and what both read (the program,
+//! resident columns) is complete before either starts.
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PinnedHostSlice, PushKernelArg, result,
 };
 use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 
-use super::{GpuError, GpuTimings};
-use crate::encode::{Codes, EncodedColumns, EncodedProgram};
-use crate::raw::{Place, Placeable, RawColumns, RawProgram};
+use super::{Columns, GpuError, GpuTimings, Resident};
+use crate::buffer::HostBuffer;
+use crate::chunk::device_bytes;
+use crate::encode::{EncodedColumns, EncodedProgram};
+use crate::launch::{self, Backend, Found, Limits, Target};
+use crate::output::{BLOCK, Codes, Output, Outputs, Verdicts};
+use crate::patch::Patch;
+use crate::raw::{Place, Placeable, RawColumns, RawOutput, RawProgram};
 
 const SOURCE: &str = include_str!("../../cuda/eligibility.cu");
 /// Threads per block: whole warps, so every ballot sees 32 lanes.
-const BLOCK: u32 = 256;
+const THREADS: u32 = 256;
 /// Blocks along y (conditions or rules), each striding over the rest; x covers the citizens.
 const GRID_Y: u32 = 64;
+/// The share of free device memory a chunk on each of the two streams may take.
+const MEMORY_SHARE: f64 = 0.35;
+/// Room for changes per chunk before it is asked again (9 bytes each on the device).
+const CHANGE_CAPACITY: usize = 1 << 24;
 
-// SAFETY: plain structs of integers, laid out as the kernels' `ElColumns` / `ElProgram`.
-unsafe impl cudarc::driver::DeviceRepr for RawColumns {}
-unsafe impl cudarc::driver::DeviceRepr for RawProgram {}
+// SAFETY: plain structs of integers, laid out as the kernels' `ElColumns` / `ElProgram` /
+// `ElOutput`.
+unsafe impl DeviceRepr for RawColumns {}
+unsafe impl DeviceRepr for RawProgram {}
+unsafe impl DeviceRepr for RawOutput {}
 
 fn driver(e: impl std::fmt::Display) -> GpuError {
     GpuError::Driver(e.to_string())
 }
 
+/// A device buffer that only grows.
+#[derive(Default)]
+struct Grow(Option<CudaSlice<u8>>);
+
+impl Grow {
+    /// The address of at least `bytes` bytes (never zero bytes: the kernels may take the address).
+    fn at_least(&mut self, stream: &Arc<CudaStream>, bytes: usize) -> Result<u64, GpuError> {
+        let bytes = bytes.max(8);
+        if self.0.as_ref().is_none_or(|b| b.len() < bytes) {
+            self.0 = None;
+            // SAFETY: device memory, written before it is read (uploads, kernels, memsets).
+            self.0 = Some(unsafe { stream.alloc::<u8>(bytes) }.map_err(driver)?);
+        }
+        let buffer = self.0.as_ref().expect("allocated above");
+        Ok(buffer.device_ptr(stream).0)
+    }
+}
+
+/// Device copies of encoded arrays, one growing buffer per array in the order they are placed.
+#[derive(Default)]
+struct Arrays {
+    slots: Vec<Grow>,
+    next: usize,
+    bytes: usize,
+}
+
+/// Places arrays into [`Arrays`] on one stream.
+struct Upload<'a> {
+    arrays: &'a mut Arrays,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl Place for Upload<'_> {
+    type Error = GpuError;
+    fn place<T: Placeable>(&mut self, values: &[T]) -> Result<u64, GpuError> {
+        let slot = self.arrays.next;
+        self.arrays.next += 1;
+        if self.arrays.slots.len() <= slot {
+            self.arrays.slots.push(Grow::default());
+        }
+        let address = self.arrays.slots[slot].at_least(self.stream, size_of_val(values))?;
+        if !values.is_empty() {
+            // SAFETY: the slot holds at least the values' bytes; a copy from pageable memory is
+            // staged by the driver before this returns, so `values` may go away after it.
+            unsafe { result::memcpy_htod_async(address, values, self.stream.cu_stream()) }
+                .map_err(driver)?;
+        }
+        self.arrays.bytes += size_of_val(values);
+        Ok(address)
+    }
+}
+
+impl Arrays {
+    fn upload<'a>(&'a mut self, stream: &'a Arc<CudaStream>) -> Upload<'a> {
+        self.next = 0;
+        self.bytes = 0;
+        Upload {
+            arrays: self,
+            stream,
+        }
+    }
+}
+
+/// Columns kept on the device, with the addresses the kernels read.
+pub struct DeviceColumns {
+    /// Held, never read: the device memory `raw` points into.
+    _memory: Arrays,
+    raw: RawColumns,
+}
+
+/// What one stream keeps for its chunks.
+#[derive(Default)]
+struct Lane {
+    columns: Arrays,
+    cond_words: Grow,
+    codes: Grow,
+    planes: Grow,
+    previous: Grow,
+    n_changes: Grow,
+    change_pair: Grow,
+    change_code: Grow,
+    /// The chunk in flight on this stream.
+    pending: Option<Pending>,
+}
+
+/// A chunk in flight: its events (start, uploaded, conditions, rules, downloaded).
+struct Pending {
+    chunk: usize,
+    events: [CudaEvent; 5],
+    changes: Option<(u64, u64, u64, u64)>,
+}
+
+#[derive(Default)]
+struct Scratch {
+    program: Arrays,
+    lanes: [Lane; 2],
+}
+
+/// Page-locked host buffers that outputs give back.
+type Pool = Arc<Mutex<Vec<PinnedHostSlice<u8>>>>;
+
+/// An output's page-locked host memory, from the device's pool and back to it when dropped.
+pub struct Pinned<T> {
+    slice: Option<PinnedHostSlice<u8>>,
+    ptr: *mut T,
+    len: usize,
+    pool: Pool,
+}
+
+// SAFETY: the buffer is owned by this value alone (the pool holds it only once it is dropped).
+unsafe impl<T: Send> Send for Pinned<T> {}
+unsafe impl<T: Sync> Sync for Pinned<T> {}
+
+impl<T> Deref for Pinned<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `ptr` is the page-locked allocation of at least `len` values this value owns;
+        // every copy into it completed before the output was handed out.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T> DerefMut for Pinned<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as for `deref`, and `&mut self` is the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl<T> Drop for Pinned<T> {
+    fn drop(&mut self) {
+        if let (Some(slice), Ok(mut pool)) = (self.slice.take(), self.pool.lock()) {
+            pool.push(slice);
+        }
+    }
+}
+
 pub struct Device {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    streams: [Arc<CudaStream>; 2],
     conditions: CudaFunction,
     rules: CudaFunction,
+    scatter: CudaFunction,
+    pool: Pool,
+    /// One evaluation at a time owns the reusable device buffers.
+    scratch: Mutex<Scratch>,
 }
 
 impl Device {
@@ -65,9 +228,15 @@ impl Device {
         .map_err(|e| GpuError::Compile(format!("{e:?}")))?;
         let module = ctx.load_module(ptx).map_err(driver)?;
         Ok(Device {
-            stream: ctx.default_stream(),
+            streams: [
+                ctx.new_stream().map_err(driver)?,
+                ctx.new_stream().map_err(driver)?,
+            ],
             conditions: module.load_function("el_conditions").map_err(driver)?,
             rules: module.load_function("el_rules").map_err(driver)?,
+            scatter: module.load_function("el_scatter").map_err(driver)?,
+            pool: Pool::default(),
+            scratch: Mutex::default(),
             ctx,
         })
     }
@@ -78,102 +247,360 @@ impl Device {
             .unwrap_or_else(|e| format!("CUDA device 0 ({e})"))
     }
 
+    fn scratch(&self) -> Result<MutexGuard<'_, Scratch>, GpuError> {
+        self.scratch
+            .lock()
+            .map_err(|_| driver("an earlier evaluation panicked"))
+    }
+
+    pub fn keep(&self, columns: &EncodedColumns) -> Result<DeviceColumns, GpuError> {
+        let stream = &self.streams[0];
+        let mut arrays = Arrays::default();
+        let raw = RawColumns::new(columns, &mut arrays.upload(stream))?;
+        stream.synchronize().map_err(driver)?;
+        Ok(DeviceColumns {
+            _memory: arrays,
+            raw,
+        })
+    }
+
+    pub fn update(&self, resident: &mut Resident, patch: &Patch) -> Result<(), GpuError> {
+        if patch.is_empty() {
+            return Ok(());
+        }
+        let stream = &self.streams[0];
+        let mut arrays = Arrays::default();
+        let mut up = arrays.upload(stream);
+        let u32_at = up.place(&patch.u32_at)?;
+        let u32_values = up.place(&patch.u32_values)?;
+        let int_at = up.place(&patch.int_at)?;
+        let int_values = up.place(&patch.int_values)?;
+        let num_at = up.place(&patch.num_at)?;
+        let num_values = up.place(&patch.num_values)?;
+        let raw = &resident.device.raw;
+        let counts = [
+            patch.u32_at.len() as u64,
+            patch.int_at.len() as u64,
+            patch.num_at.len() as u64,
+        ];
+        let most = counts.iter().copied().max().unwrap_or(0);
+        let mut launch = stream.launch_builder(&self.scatter);
+        launch
+            .arg(&raw.u32s)
+            .arg(&u32_at)
+            .arg(&u32_values)
+            .arg(&counts[0])
+            .arg(&raw.ints)
+            .arg(&int_at)
+            .arg(&int_values)
+            .arg(&counts[1])
+            .arg(&raw.nums)
+            .arg(&num_at)
+            .arg(&num_values)
+            .arg(&counts[2]);
+        let blocks = most.div_ceil(u64::from(THREADS)).clamp(1, 65_535) as u32;
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match el_scatter; every offset is within the resident pools
+        // (`EncodedColumns::patch` computes them from the same layout).
+        unsafe { launch.launch(config) }.map_err(driver)?;
+        stream.synchronize().map_err(driver)?;
+        Ok(())
+    }
+
+    /// Chunks sized so that one chunk on each stream fits in a share of free device memory.
+    fn limits(&self, columns: &Columns, program: &EncodedProgram, output: &Output) -> Limits {
+        let encoded = columns.encoded();
+        let citizens = encoded.len as usize;
+        if matches!(columns, Columns::Resident(_)) {
+            // Kept columns are whole on the device: one chunk.
+            return Limits {
+                chunk_citizens: citizens.max(1),
+                change_capacity: CHANGE_CAPACITY,
+            };
+        }
+        let free = self.ctx.mem_get_info().map_or(0, |(free, _)| free);
+        let probe = (BLOCK * 1024).min(citizens.max(BLOCK));
+        let per_citizen = device_bytes(encoded, program, output, probe, 0).div_ceil(probe);
+        let budget = (free as f64 * MEMORY_SHARE) as usize;
+        Limits {
+            chunk_citizens: (budget / per_citizen.max(1)).max(BLOCK),
+            change_capacity: CHANGE_CAPACITY,
+        }
+    }
+
     pub fn evaluate(
         &self,
-        columns: &EncodedColumns,
+        columns: Columns,
         program: &EncodedProgram,
-    ) -> Result<(Codes, GpuTimings), GpuError> {
-        let mut timings = GpuTimings::default();
-        let citizens = columns.len as usize;
-        let rules = program.n_rules();
+        output: Output,
+    ) -> Result<(Outputs, GpuTimings), GpuError> {
+        let limits = self.limits(&columns, program, &output);
+        self.evaluate_with(columns, program, output, limits)
+    }
 
-        let start = Instant::now();
-        let mut device = Uploads {
-            stream: &self.stream,
-            kept: Vec::new(),
-        };
-        let cols = RawColumns::new(columns, &mut device)?;
-        let prog = RawProgram::new(program, &mut device)?;
-        let mut cond_words = self
-            .stream
-            .alloc_zeros::<u32>((program.n_conditions() * columns.words as usize).max(1))
-            .map_err(driver)?;
-        let mut codes = self
-            .stream
-            .alloc_zeros::<u8>((citizens * rules).max(1))
-            .map_err(driver)?;
-        self.stream.synchronize().map_err(driver)?;
-        timings.upload = start.elapsed();
-
-        if citizens > 0 && rules > 0 {
-            let grid_x = u32::try_from(citizens.div_ceil(BLOCK as usize))
-                .map_err(|_| driver("too many citizens for one launch"))?;
-            let config = |items: usize| LaunchConfig {
-                grid_dim: (grid_x, GRID_Y.min(items.max(1) as u32), 1),
-                block_dim: (BLOCK, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let start = Instant::now();
-            if program.n_conditions() > 0 {
-                let mut launch = self.stream.launch_builder(&self.conditions);
-                launch.arg(&cols).arg(&prog).arg(&mut cond_words);
-                // SAFETY: the arguments match el_conditions; cond_words holds conditions × words.
-                unsafe { launch.launch(config(program.n_conditions())) }.map_err(driver)?;
-            }
-            self.stream.synchronize().map_err(driver)?;
-            timings.conditions = start.elapsed();
-
-            let start = Instant::now();
-            let mut launch = self.stream.launch_builder(&self.rules);
-            launch
-                .arg(&cols)
-                .arg(&prog)
-                .arg(&cond_words)
-                .arg(&mut codes);
-            // SAFETY: the arguments match el_rules; codes holds rules × citizens bytes.
-            unsafe { launch.launch(config(rules)) }.map_err(driver)?;
-            self.stream.synchronize().map_err(driver)?;
-            timings.rules = start.elapsed();
-        }
-
-        let start = Instant::now();
-        let mut codes = self.stream.clone_dtoh(&codes).map_err(driver)?;
-        codes.truncate(citizens * rules);
-        timings.download = start.elapsed();
-        drop(device);
-        Ok((
-            Codes {
-                citizens,
-                rules,
-                codes,
+    pub fn evaluate_with(
+        &self,
+        columns: Columns,
+        program: &EncodedProgram,
+        output: Output,
+        limits: Limits,
+    ) -> Result<(Outputs, GpuTimings), GpuError> {
+        let started = Instant::now();
+        let mut run = Run {
+            device: self,
+            scratch: self.scratch()?,
+            resident: match columns {
+                Columns::Resident(r) => Some(r.device.raw),
+                Columns::Host(_) => None,
             },
-            timings,
-        ))
+            program: None,
+            started: 0,
+            found: Vec::new(),
+            timings: GpuTimings::default(),
+        };
+        let outputs = launch::evaluate(&mut run, columns.encoded(), program, output, limits)?;
+        run.timings.wall = started.elapsed();
+        Ok((outputs, run.timings))
     }
 }
 
-/// Copies each encoded array to the device, keeping the copies alive for the launches.
-struct Uploads<'a> {
-    stream: &'a Arc<CudaStream>,
-    kept: Vec<CudaSlice<u8>>,
+/// One evaluation on the device.
+struct Run<'a> {
+    device: &'a Device,
+    scratch: MutexGuard<'a, Scratch>,
+    resident: Option<RawColumns>,
+    program: Option<RawProgram>,
+    /// Chunks started so far.
+    started: usize,
+    found: Vec<Option<Found>>,
+    timings: GpuTimings,
 }
 
-impl Place for Uploads<'_> {
-    type Error = GpuError;
-    fn place<T: Placeable>(&mut self, values: &[T]) -> Result<u64, GpuError> {
-        // SAFETY: Placeable types are plain numbers without padding: their bytes are initialised.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values))
+fn ms(d: f32) -> Duration {
+    Duration::from_secs_f64(f64::from(d.max(0.0)) / 1e3)
+}
+
+impl Run<'_> {
+    /// Waits for the chunk in flight on `lane`, adds its timings, and takes its changes.
+    fn collect(&mut self, lane: usize) -> Result<(), GpuError> {
+        let stream = self.device.streams[lane].clone();
+        let Some(pending) = self.scratch.lanes[lane].pending.take() else {
+            return Ok(());
         };
-        // An empty array still gets an address (the kernels never read it).
-        let slice = if bytes.is_empty() {
-            self.stream.alloc_zeros::<u8>(8)
-        } else {
-            self.stream.clone_htod(bytes)
+        stream.synchronize().map_err(driver)?;
+        let [start, uploaded, conditions, rules, downloaded] = &pending.events;
+        let t = &mut self.timings;
+        t.upload += ms(start.elapsed_ms(uploaded).map_err(driver)?);
+        t.conditions += ms(uploaded.elapsed_ms(conditions).map_err(driver)?);
+        t.rules += ms(conditions.elapsed_ms(rules).map_err(driver)?);
+        t.download += ms(rules.elapsed_ms(downloaded).map_err(driver)?);
+        let mut found = Found::default();
+        if let Some((n_changes, change_pair, change_code, capacity)) = pending.changes {
+            let mut total = [0u64];
+            // SAFETY: the counter is one u64 on this stream, which is idle.
+            unsafe { result::memcpy_dtoh_async(&mut total, n_changes, stream.cu_stream()) }
+                .map_err(driver)?;
+            stream.synchronize().map_err(driver)?;
+            let kept = total[0].min(capacity) as usize;
+            let mut pairs = vec![0u64; kept];
+            let mut codes = vec![0u8; kept];
+            if kept > 0 {
+                // SAFETY: the kernel wrote `kept` entries of each (fewer than the capacity).
+                unsafe {
+                    result::memcpy_dtoh_async(&mut pairs, change_pair, stream.cu_stream())
+                        .map_err(driver)?;
+                    result::memcpy_dtoh_async(&mut codes, change_code, stream.cu_stream())
+                        .map_err(driver)?;
+                }
+                stream.synchronize().map_err(driver)?;
+            }
+            self.timings.bytes_down += 8 + kept * 9;
+            found = Found {
+                total: total[0],
+                pairs: pairs.into_iter().zip(codes).collect(),
+            };
         }
-        .map_err(driver)?;
-        let address = slice.device_ptr(self.stream).0;
-        self.kept.push(slice);
-        Ok(address)
+        self.found[pending.chunk] = Some(found);
+        Ok(())
+    }
+}
+
+impl Backend for Run<'_> {
+    type Error = GpuError;
+
+    fn host_buffer<T: Placeable>(&mut self, len: usize) -> Result<HostBuffer<T>, GpuError> {
+        let bytes = (len * size_of::<T>()).max(8);
+        let reused = {
+            let mut pool = self
+                .device
+                .pool
+                .lock()
+                .map_err(|_| driver("pool poisoned"))?;
+            let fit = pool.iter().position(|s| s.len() >= bytes);
+            fit.map(|k| pool.swap_remove(k))
+        };
+        let mut slice = match reused {
+            Some(slice) => slice,
+            // SAFETY: page-locked memory without write-combining (the host reads it); every value
+            // the output reads is written by a copy from the device first.
+            None => unsafe { self.device.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }
+                .map_err(driver)?,
+        };
+        let ptr = slice.as_mut_ptr().map_err(driver)?.cast::<T>();
+        Ok(HostBuffer::from(Pinned {
+            slice: Some(slice),
+            ptr,
+            len,
+            pool: self.device.pool.clone(),
+        }))
+    }
+
+    fn load_program(&mut self, program: &EncodedProgram) -> Result<(), GpuError> {
+        let stream = &self.device.streams[0];
+        let raw = RawProgram::new(program, &mut self.scratch.program.upload(stream))?;
+        // Both streams read it.
+        stream.synchronize().map_err(driver)?;
+        self.timings.bytes_up += self.scratch.program.bytes;
+        self.program = Some(raw);
+        Ok(())
+    }
+
+    unsafe fn start(&mut self, columns: &EncodedColumns, target: Target) -> Result<(), GpuError> {
+        let prog = self.program.expect("a program is loaded first");
+        let chunk = self.started;
+        self.started += 1;
+        self.found.push(None);
+        let lane = chunk % 2;
+        self.collect(lane)?;
+        let device = self.device;
+        let stream = &device.streams[lane];
+        let event = || {
+            let e = device
+                .ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver)?;
+            e.record(stream).map_err(driver)?;
+            Ok::<_, GpuError>(e)
+        };
+        let citizens = columns.len as usize;
+        let rules = prog.n_rules as usize;
+        let words = citizens.div_ceil(BLOCK);
+        let start = event()?;
+        let cols = match self.resident {
+            Some(raw) => raw,
+            None => {
+                let lane = &mut self.scratch.lanes[lane];
+                let raw = RawColumns::new(columns, &mut lane.columns.upload(stream))?;
+                self.timings.bytes_up += lane.columns.bytes;
+                raw
+            }
+        };
+        let l = &mut self.scratch.lanes[lane];
+        let codes_len = Codes::len_for(citizens, rules);
+        let mut out = RawOutput {
+            mode: target.mode,
+            first: target.first,
+            ..RawOutput::default()
+        };
+        let mut changes = None;
+        match target.mode {
+            0 => out.codes = l.codes.at_least(stream, codes_len)?,
+            1 => {
+                out.planes = l
+                    .planes
+                    .at_least(stream, Verdicts::len_for(citizens, rules) * 4)?
+            }
+            _ => {
+                let capacity = (target.capacity as usize).min(citizens * rules);
+                out.previous = l.previous.at_least(stream, codes_len)?;
+                // SAFETY: `target.previous` points at this chunk's `codes_len` previous codes.
+                let previous = unsafe { std::slice::from_raw_parts(target.previous, codes_len) };
+                unsafe { result::memcpy_htod_async(out.previous, previous, stream.cu_stream()) }
+                    .map_err(driver)?;
+                self.timings.bytes_up += codes_len;
+                out.n_changes = l.n_changes.at_least(stream, 8)?;
+                // SAFETY: the counter's 8 bytes, on this stream.
+                unsafe { result::memset_d8_async(out.n_changes, 0, 8, stream.cu_stream()) }
+                    .map_err(driver)?;
+                out.capacity = capacity as u64;
+                out.change_pair = l.change_pair.at_least(stream, capacity * 8)?;
+                out.change_code = l.change_code.at_least(stream, capacity)?;
+                changes = Some((
+                    out.n_changes,
+                    out.change_pair,
+                    out.change_code,
+                    out.capacity,
+                ));
+            }
+        }
+        let cond_words = l
+            .cond_words
+            .at_least(stream, prog.n_conditions as usize * words * 4)?;
+        let uploaded = event()?;
+
+        let grid_x = u32::try_from(citizens.div_ceil(THREADS as usize))
+            .map_err(|_| driver("too many citizens for one launch"))?;
+        let config = |items: u64| LaunchConfig {
+            grid_dim: (grid_x.max(1), GRID_Y.min(items.max(1) as u32), 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        if prog.n_conditions > 0 && citizens > 0 {
+            let mut launch = stream.launch_builder(&device.conditions);
+            launch.arg(&cols).arg(&prog).arg(&cond_words);
+            // SAFETY: the arguments match el_conditions; cond_words holds conditions × words.
+            unsafe { launch.launch(config(prog.n_conditions)) }.map_err(driver)?;
+        }
+        let conditions = event()?;
+        if citizens > 0 {
+            let mut launch = stream.launch_builder(&device.rules);
+            launch.arg(&cols).arg(&prog).arg(&cond_words).arg(&out);
+            // SAFETY: the arguments match el_rules; the output buffers hold the chunk's output.
+            unsafe { launch.launch(config(prog.n_rules)) }.map_err(driver)?;
+        }
+        let rules_done = event()?;
+        // Straight into the caller's page-locked output, at the chunk's place.
+        match target.mode {
+            0 => {
+                // SAFETY: `target.codes` has room for this chunk's codes and stays untouched
+                // until `finish` (the launch loop's contract); the memory is page-locked.
+                let dst = unsafe { std::slice::from_raw_parts_mut(target.codes, codes_len) };
+                unsafe { result::memcpy_dtoh_async(dst, out.codes, stream.cu_stream()) }
+                    .map_err(driver)?;
+                self.timings.bytes_down += codes_len;
+            }
+            1 => {
+                let len = Verdicts::len_for(citizens, rules);
+                // SAFETY: as above, for the planes.
+                let dst = unsafe { std::slice::from_raw_parts_mut(target.planes, len) };
+                unsafe { result::memcpy_dtoh_async(dst, out.planes, stream.cu_stream()) }
+                    .map_err(driver)?;
+                self.timings.bytes_down += len * 4;
+            }
+            _ => {}
+        }
+        let downloaded = event()?;
+        self.scratch.lanes[lane].pending = Some(Pending {
+            chunk,
+            events: [start, uploaded, conditions, rules_done, downloaded],
+            changes,
+        });
+        self.timings.chunks += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<Vec<Found>, GpuError> {
+        for lane in 0..2 {
+            self.collect(lane)?;
+        }
+        self.started = 0;
+        Ok(std::mem::take(&mut self.found)
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect())
     }
 }

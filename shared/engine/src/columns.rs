@@ -139,6 +139,85 @@ impl ProfileColumns {
         }
     }
 
+    /// Replaces citizen `i`'s values with `profile`'s in place, as [`ProfileColumns::new`] would
+    /// have written them, interning new strings after the existing ones (so every other
+    /// citizen's ids stay). Returns false, changing nothing, when a list column would need more
+    /// bits per citizen than it has: then the columns must be built anew.
+    pub fn update(&mut self, i: usize, profile: &Profile) -> bool {
+        assert!(i < self.len, "citizen {i} of {}", self.len);
+        let fits = self.columns.iter().enumerate().all(|(field, column)| {
+            let ColumnData::List {
+                width, interner, ..
+            } = &column.data
+            else {
+                return true;
+            };
+            let items = profile.get(field).and_then(FieldValue::list);
+            let new = items.map_or(0, |items| {
+                let mut fresh: Vec<&str> = items
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|s| !interner.contains_key(*s))
+                    .collect();
+                fresh.sort_unstable();
+                fresh.dedup();
+                fresh.len()
+            });
+            interner.len() + new <= width * 64
+        });
+        if !fits {
+            return false;
+        }
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        for (field, column) in self.columns.iter_mut().enumerate() {
+            let value = profile.get(field);
+            let set = |bits: &mut Vec<u64>, on: bool| {
+                if on {
+                    bits[word] |= bit;
+                } else {
+                    bits[word] &= !bit;
+                }
+            };
+            set(&mut column.known, value.is_some());
+            let scalar = value.and_then(FieldValue::scalar);
+            match &mut column.data {
+                ColumnData::Int(values) => {
+                    values[i] = match scalar {
+                        Some(Scalar::Int(v)) => *v,
+                        Some(Scalar::Date(d)) => d.day_number(),
+                        _ => 0,
+                    }
+                }
+                ColumnData::Num(values) => {
+                    values[i] = match scalar {
+                        Some(Scalar::Num(v)) => *v,
+                        _ => 0.0,
+                    }
+                }
+                ColumnData::Bool(bits) => set(bits, matches!(scalar, Some(Scalar::Bool(true)))),
+                ColumnData::Str { ids, interner } => {
+                    ids[i] = match scalar {
+                        Some(Scalar::Str(s)) => intern(interner, s),
+                        _ => u32::MAX,
+                    }
+                }
+                ColumnData::List {
+                    bits,
+                    width,
+                    interner,
+                } => {
+                    let mine = &mut bits[i * *width..(i + 1) * *width];
+                    mine.fill(0);
+                    for item in value.and_then(FieldValue::list).into_iter().flatten() {
+                        let id = intern(interner, item) as usize;
+                        mine[id / 64] |= 1 << (id % 64);
+                    }
+                }
+            }
+        }
+        true
+    }
+
     /// Condition results for the citizens of words `first..first + out.len()`: bit set where the
     /// condition passes (never for an unknown field or past the last citizen).
     pub fn eval_condition(&self, cond: &Condition, first: usize, out: &mut [u64]) {

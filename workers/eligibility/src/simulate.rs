@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use engine::columns::ProfileColumns;
 use engine::program::Program;
-use engine::{Catalogue, Date, Outcome, Profile, Rule, RuleSet, Verdict};
-use kernels::engine_select::Engine;
+use engine::{Catalogue, Date, Profile, Rule, RuleSet, Verdict};
+use kernels::engine_select::{Engine, Job};
+use kernels::output::{Output, Outputs, Verdicts};
 use serde::Serialize;
 
 /// A chunk of the population, column by column: the profiles go to the batch engine as they
@@ -162,45 +163,67 @@ impl<'a> Simulation<'a> {
             citizens.profiles.iter().map(|p| p.on(self.as_of)).collect();
         let columns = ProfileColumns::new(self.catalogue, &aged);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let outcomes = |rules: &[Option<&'a Rule>]| -> anyhow::Result<(
-            Vec<Option<usize>>,
-            Option<kernels::engine_select::Evaluated>,
-            String,
-        )> {
+        // Each side's rules that exist, and each change's slot among them.
+        let side = |rules: &[Option<&'a Rule>]| {
             let present: Vec<&Rule> = rules.iter().flatten().copied().collect();
-            let mut slot = Vec::with_capacity(rules.len());
             let mut next = 0;
-            for rule in rules {
-                slot.push(rule.map(|_| {
-                    next += 1;
-                    next - 1
-                }));
-            }
-            if present.is_empty() {
-                return Ok((slot, None, String::new()));
-            }
-            let program = Program::compile(&present);
-            let (evaluated, used) =
-                engine.evaluate(&program, &present, &columns, self.as_of, threads)?;
-            Ok((slot, Some(evaluated), format!("{used:?}")))
+            let slots: Vec<Option<usize>> = rules
+                .iter()
+                .map(|rule| {
+                    rule.map(|_| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect();
+            (present, slots)
         };
-        let (slot_before, before, used_before) = outcomes(&self.before)?;
-        let (slot_after, after, used_after) = outcomes(&self.after)?;
-        diff.engine = if used_after.is_empty() {
-            used_before
-        } else {
-            used_after
+        let (present_before, slot_before) = side(&self.before);
+        let (present_after, slot_after) = side(&self.after);
+        let program_before = Program::compile(&present_before);
+        let program_after = Program::compile(&present_after);
+        // Old and new over the same columns (kept on the GPU for both); verdicts only, two
+        // bits a pair, are what the diff counts.
+        let jobs: Vec<Job> = [
+            (&program_before, &present_before),
+            (&program_after, &present_after),
+        ]
+        .into_iter()
+        .filter(|(_, rules)| !rules.is_empty())
+        .map(|(program, rules)| Job {
+            program,
+            rules,
+            output: Output::Verdicts,
+        })
+        .collect();
+        let mut done = engine
+            .evaluate_each(&columns, &jobs, self.as_of, threads)?
+            .into_iter();
+        let mut verdicts_of = |rules: &[&Rule]| -> Option<(Verdicts, String)> {
+            if rules.is_empty() {
+                return None;
+            }
+            match done.next() {
+                Some((Outputs::Verdicts(v), used)) => Some((v, format!("{used:?}"))),
+                _ => unreachable!("one verdict output per job"),
+            }
         };
+        let before = verdicts_of(&present_before);
+        let after = verdicts_of(&present_after);
+        diff.engine = after
+            .as_ref()
+            .or(before.as_ref())
+            .map(|(_, used)| used.clone())
+            .unwrap_or_default();
         diff.citizens += citizens.len();
         for (s, change) in self.changes.iter().enumerate() {
-            let code = |evaluated: &Option<kernels::engine_select::Evaluated>,
-                        slot: Option<usize>,
-                        i: usize| {
-                match (evaluated, slot) {
-                    (Some(e), Some(rule)) => Outcome::from_code(e.code(i, rule)).verdict,
+            let code =
+                |evaluated: &Option<(Verdicts, String)>, slot: Option<usize>, i: usize| match (
+                    evaluated, slot,
+                ) {
+                    (Some((v, _)), Some(rule)) => v.verdict(i, rule),
                     _ => Verdict::NotApplicable,
-                }
-            };
+                };
             let by_state = diff.schemes.entry(change.scheme_id.clone()).or_default();
             for (i, profile) in aged.iter().enumerate() {
                 let state = citizens.states[i].as_deref();
