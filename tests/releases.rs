@@ -493,6 +493,106 @@ async fn the_calendar_sweep_takes_a_closed_window_away_with_its_reason() {
     );
 }
 
+/// The nightly full re-evaluation (`sweep --every-scheme`): every citizen is evaluated again
+/// against every scheme in effect, on the rule-change path (the batch engine), and audited; the
+/// outcomes came out the same, so nothing is written or published.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_full_re_evaluation_audits_every_citizen_against_every_scheme_and_changes_nothing() {
+    let _turn = TURN.lock().await;
+    let mut topics = EVALUATOR_INPUTS.to_vec();
+    topics.push(ELIGIBILITY_COMPUTED);
+    let f = Fleet::start("e2e_full_sweep", &topics, &[]).await;
+    let (stack, kafka, database_url, pool) = (&f.stack, &f.kafka, &f.database_url, &f.pool);
+    let citizens = [
+        unique("ka-62-full"),
+        unique("ka-44-full"),
+        unique("mh-70-full"),
+    ];
+    f.send_citizens(
+        &[
+            (&citizens[0], 62, "karnataka"),
+            (&citizens[1], 44, "karnataka"),
+            (&citizens[2], 70, "maharashtra"),
+        ],
+        AS_OF,
+    )
+    .await;
+    let schemes_of = |user: String, table: &'static str| async move {
+        let client = pool.get().await.unwrap();
+        let sql = match table {
+            "current" => {
+                "SELECT scheme_id || ':' || verdict FROM current_verdicts WHERE user_id = $1 ORDER BY 1"
+            }
+            _ => {
+                "SELECT DISTINCT scheme_id || ':' || verdict FROM evaluation_audit_log \
+                 WHERE user_id = $1 AND as_of = '2025-01-16' ORDER BY 1"
+            }
+        };
+        client
+            .query(sql, &[&user])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect::<Vec<String>>()
+    };
+    let mut before = Vec::new();
+    for user in &citizens {
+        let verdicts = eventually(
+            Duration::from_secs(60),
+            "the citizens evaluated",
+            || async {
+                let v = schemes_of(user.clone(), "current").await;
+                (!v.is_empty()).then_some(v)
+            },
+        )
+        .await;
+        before.push(verdicts);
+    }
+    let computed_before = kafka.marks(&[ELIGIBILITY_COMPUTED]);
+
+    let swept = cli(
+        stack,
+        database_url,
+        &["sweep", "--as-of", "2025-01-16", "--every-scheme"],
+    );
+    let printed = String::from_utf8_lossy(&swept.stdout);
+    assert!(
+        swept.status.success(),
+        "{}",
+        String::from_utf8_lossy(&swept.stderr)
+    );
+    assert!(
+        printed.contains("full re-evaluation for 2025-01-16"),
+        "{printed}"
+    );
+    for (user, verdicts) in citizens.iter().zip(&before) {
+        // Every scheme the citizen holds a verdict for, evaluated again on the 16th, with the
+        // same verdict.
+        eventually(
+            Duration::from_secs(90),
+            "every scheme audited on the 16th",
+            || async { (schemes_of(user.clone(), "audit").await == *verdicts).then_some(()) },
+        )
+        .await;
+        assert_eq!(&schemes_of(user.clone(), "current").await, verdicts);
+    }
+    let computed_after = kafka.marks(&[ELIGIBILITY_COMPUTED]);
+    assert_eq!(
+        computed_after
+            .elements()
+            .iter()
+            .map(|e| e.offset())
+            .collect::<Vec<_>>(),
+        computed_before
+            .elements()
+            .iter()
+            .map(|e| e.offset())
+            .collect::<Vec<_>>(),
+        "no outcome changed: no computed event"
+    );
+}
+
 /// Birthdays follow the calendar: a citizen whose date of birth puts their 60th birthday on the
 /// 20th gets the age-60 pension's `new_match` from that day's sweep, with no new data; citizens
 /// with no birthday reaching an age a rule tests that day are not even re-evaluated.

@@ -234,6 +234,10 @@ pub struct WorkerArgs {
     /// Under auto, the (citizen, rule) pairs from which a batch goes to the GPU.
     #[arg(long, env = "ELIGIBILITY_GPU_MIN_PAIRS", default_value_t = 1_000_000)]
     pub gpu_min_pairs: usize,
+    /// With a GPU in use, profile micro-batches of at least this many records are evaluated
+    /// on it before their passes.
+    #[arg(long, env = "ELIGIBILITY_GPU_MIN_PROFILES", default_value_t = 2_000)]
+    pub gpu_min_profiles: usize,
     /// Rule corpus seeding a new database (default: the bundled one).
     #[arg(long, env = "ELIGIBILITY_RULES_DIR", value_name = "DIR")]
     pub rules_dir: Option<PathBuf>,
@@ -332,6 +336,9 @@ pub struct Config {
     pub engine: EngineChoice,
     /// `ELIGIBILITY_GPU_MIN_PAIRS`: from how many (citizen, rule) pairs `auto` takes the GPU.
     pub gpu_min_pairs: usize,
+    /// `ELIGIBILITY_GPU_MIN_PROFILES`: from how many records a profile micro-batch goes to the
+    /// GPU (when the engine has one).
+    pub gpu_min_profiles: usize,
     pub rules_dir: Option<PathBuf>,
     /// `ELIGIBILITY_RULE_REVIEW`.
     pub rule_review: RuleReview,
@@ -381,6 +388,7 @@ impl WorkerArgs {
             http_addr: self.http_addr,
             engine: self.engine,
             gpu_min_pairs: self.gpu_min_pairs,
+            gpu_min_profiles: self.gpu_min_profiles,
             rules_dir: self.rules_dir.clone(),
             rule_review: self.rule_review,
             log: self.log.clone(),

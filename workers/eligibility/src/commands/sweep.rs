@@ -10,6 +10,11 @@
 //! out to every partition, where each owner re-evaluates them on D — a `new_match` on a 60th
 //! birthday for an age-60 pension, `lost` with `age_changed` past an age limit. The sweep
 //! itself writes nothing to the stores, so it never races the workers that own the users.
+//!
+//! `--every-scheme` is the nightly full re-evaluation: every scheme in effect on D gets a record,
+//! so every citizen is re-evaluated against every rule on the rule-change path — in pages on the
+//! batch engine, the GPU where the evaluators have one (`ELIGIBILITY_ENGINE`). Outcomes that
+//! come out the same write and publish nothing; the passes are audited.
 
 use std::process::ExitCode;
 
@@ -36,6 +41,10 @@ pub struct Args {
     /// Print what is due without publishing anything.
     #[arg(long)]
     pub dry_run: bool,
+    /// Every scheme in effect on the day, not only those that change: a full re-evaluation of
+    /// every citizen (nightly, or after a catalogue or engine upgrade).
+    #[arg(long)]
+    pub every_scheme: bool,
     #[command(flatten)]
     pub worker: WorkerArgs,
 }
@@ -52,9 +61,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let rules = crate::evaluator::rules_store::load(&pool, &catalogue)
             .await?
             .rules;
-        let due = due_on(&rules, day);
+        let due = if args.every_scheme {
+            every_scheme(&rules, day)
+        } else {
+            due_on(&rules, day)
+        };
         let client = pool.get().await?;
-        println!("calendar sweep for {day}: {} scheme(s) change", due.len());
+        if args.every_scheme {
+            println!(
+                "full re-evaluation for {day}: {} scheme(s) in effect",
+                due.len()
+            );
+        } else {
+            println!("calendar sweep for {day}: {} scheme(s) change", due.len());
+        }
         println!(
             "{:<36} {:<16} {:<16} {:<34} {:>9} {:<10}",
             "scheme", "state", "change", "version (before -> on the day)", "citizens", "next"
@@ -74,7 +94,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 "{:<36} {:<16} {:<16} {:<34} {:>9} {:<10}",
                 scheme.scheme_id,
                 scheme.state,
-                scheme.change.name(),
+                if args.every_scheme {
+                    "full"
+                } else {
+                    scheme.change.name()
+                },
                 versions(scheme),
                 citizens,
                 next
@@ -98,7 +122,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let (codec, producer) = publisher(&config, &[SCHEME_DEADLINE_APPROACHING])?;
         let mut records = Vec::with_capacity(due.len());
         for scheme in &due {
-            records.push(record(&codec, scheme, day).await?);
+            records.push(record(&codec, scheme, day, args.every_scheme).await?);
         }
         if birthdays > 0 {
             records.push(ages_record(&codec, day).await?);
@@ -139,11 +163,35 @@ fn versions(scheme: &Due) -> String {
     format!("{} -> {}", name(scheme.before), name(scheme.after))
 }
 
+/// Every scheme in effect on `day`, as if each were due, with its version (unchanged).
+fn every_scheme(rules: &engine::RuleSet, day: Date) -> Vec<Due<'_>> {
+    let mut schemes: Vec<Due> = rules
+        .in_effect(day)
+        .into_iter()
+        .map(|rule| Due {
+            scheme_id: &rule.scheme_id,
+            state: &rule.state,
+            change: engine::calendar::CalendarChange::NewVersion,
+            before: Some(rule),
+            after: Some(rule),
+        })
+        .collect();
+    schemes.sort_by_key(|d| d.scheme_id);
+    schemes.dedup_by_key(|d| d.scheme_id);
+    schemes
+}
+
 /// The deadline record of a due scheme. Its id names the scheme and the day, so a sweep run
 /// twice for one day is recognisable as one (and re-evaluating again writes nothing new).
-async fn record(codec: &fleet::avro::Codec, scheme: &Due<'_>, day: Date) -> Result<Outgoing> {
+async fn record(
+    codec: &fleet::avro::Codec,
+    scheme: &Due<'_>,
+    day: Date,
+    full: bool,
+) -> Result<Outgoing> {
+    let change = if full { "full" } else { scheme.change.name() };
     let event = DeadlineApproaching {
-        event_id: format!("sweep:{}:{day}:{}", scheme.scheme_id, scheme.change.name()),
+        event_id: format!("sweep:{}:{day}:{change}", scheme.scheme_id),
         scheme_id: scheme.scheme_id.to_string(),
         deadline: day.to_string(),
         as_of: Some(day.to_string()),

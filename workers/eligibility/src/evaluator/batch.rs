@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use engine::{Date, Profile};
+use engine::{Date, Outcome, Profile};
 use fleet::error::IoError;
 use fleet::events::ProfileUpdate;
 use fleet::input::{Record, Rejected, decode};
@@ -15,6 +15,7 @@ use fleet::metrics as m;
 use fleet::offsets::Offsets;
 use fleet::retry::batch_with_retries;
 use fleet::topics::*;
+use kernels::engine_select::EngineUsed;
 use serde_json::Value as Json;
 use tokio::sync::oneshot;
 
@@ -22,7 +23,7 @@ use super::Pipeline;
 use super::audit::PassAudit;
 use super::in_flight::{self, ChangedUsers, Committed};
 use super::pass::{self, OutEvent, Trigger, UserState};
-use super::rulebook::RuleBook;
+use super::rulebook::{RuleBook, RuleOutcomes};
 use super::sink::{self, Sink};
 use super::store::{self, BatchWrite};
 
@@ -186,10 +187,45 @@ async fn evaluate(pipeline: &Pipeline, work: &[Work]) -> Result<Evaluated, IoErr
     ids.dedup();
     states.extend(store::load_users(&pipeline.pool, &pipeline.book, &ids).await?);
     let started = Instant::now();
-    let (audit, events) = run_passes(&pipeline.book, work, &mut states);
-    metrics::histogram!(m::EVALUATION_DURATION, "engine" => "scalar")
+    let on_gpu = pipeline.engine.gpu().is_ok() && work.len() >= pipeline.gpu_min_profiles;
+    let batch = if on_gpu {
+        gpu_outcomes(pipeline, work)?
+    } else {
+        Vec::new()
+    };
+    let (audit, events) = run_passes(&pipeline.book, work, &batch, &mut states);
+    metrics::histogram!(m::EVALUATION_DURATION, "engine" => if on_gpu { "gpu" } else { "scalar" })
         .record(started.elapsed().as_secs_f64());
     Ok((states, audit, events))
+}
+
+/// A micro-batch big enough for the GPU (`ELIGIBILITY_GPU_MIN_PROFILES`): every rule of each
+/// profile's state, evaluated there first; the passes take these outcomes instead of
+/// evaluating (their gaps and traces still run on the CPU, and are checked against them).
+fn gpu_outcomes(pipeline: &Pipeline, work: &[Work]) -> Result<Vec<RuleOutcomes>, IoError> {
+    let book = &pipeline.book;
+    let aged: Vec<Profile> = work
+        .iter()
+        .map(|w| w.profile.on(w.as_of).into_owned())
+        .collect();
+    let states: Vec<Option<String>> = aged.iter().map(|p| pass::state_of(book, p)).collect();
+    let items: Vec<(&Profile, Option<&str>, Date)> = work
+        .iter()
+        .zip(&aged)
+        .zip(&states)
+        .map(|((w, p), state)| (p, state.as_deref(), w.as_of))
+        .collect();
+    let started = Instant::now();
+    let (outcomes, used) = book
+        .batch_outcomes(&pipeline.engine, &items, 2)
+        .map_err(|e| IoError::Gpu(e.into()))?;
+    if let EngineUsed::CpuAfterGpuError(why) = &used {
+        fleet::metrics::error("gpu");
+        tracing::warn!(%why, "the GPU failed on a profile batch: evaluated on the CPU");
+    }
+    metrics::histogram!(m::BATCH_ENGINE_DURATION, "engine" => used.name())
+        .record(started.elapsed().as_secs_f64());
+    Ok(outcomes)
 }
 
 /// What is left of a batch once evaluated: publish, commit, cache, count.
@@ -263,7 +299,8 @@ const USERS_PER_THREAD: usize = 32;
 struct UserPasses<'a> {
     user_id: &'a str,
     state: UserState,
-    work: Vec<&'a Work>,
+    /// Each record, with the batch engine's outcomes for it (empty when none).
+    work: Vec<(&'a Work, &'a [(usize, Outcome)])>,
     outputs: Vec<pass::PassOutput>,
 }
 
@@ -273,11 +310,13 @@ struct UserPasses<'a> {
 fn run_passes(
     book: &RuleBook,
     work: &[Work],
+    batch: &[RuleOutcomes],
     states: &mut HashMap<String, UserState>,
 ) -> (Vec<PassAudit>, Vec<OutEvent>) {
     let mut users: Vec<UserPasses> = Vec::new();
     let mut slot_of: HashMap<&str, usize> = HashMap::new();
-    for w in work {
+    for (k, w) in work.iter().enumerate() {
+        let outcomes = batch.get(k).map_or(&[][..], Vec::as_slice);
         let slot = *slot_of.entry(w.user_id.as_str()).or_insert_with(|| {
             users.push(UserPasses {
                 user_id: &w.user_id,
@@ -287,7 +326,7 @@ fn run_passes(
             });
             users.len() - 1
         });
-        users[slot].work.push(w);
+        users[slot].work.push((w, outcomes));
     }
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
@@ -319,12 +358,13 @@ fn run_passes(
 
 impl UserPasses<'_> {
     fn run(&mut self, book: &RuleBook) {
-        for w in &self.work {
+        for &(w, batch) in &self.work {
             let trigger = Trigger::Profile {
                 profile: w.profile.clone(),
                 json: w.json.clone(),
                 position: pass::Position::of(&w.record),
                 full: w.record.topic == PROFILE_ASSEMBLED,
+                batch,
             };
             if let Some(out) = pass::run(book, &w.user_id, &mut self.state, trigger, w.as_of) {
                 self.outputs.push(out);

@@ -64,6 +64,9 @@ pub struct Pipeline {
     /// The batch engine of rule changes (`ELIGIBILITY_ENGINE`): the CPU batch evaluator or
     /// the GPU kernels.
     pub engine: Arc<Engine>,
+    /// `ELIGIBILITY_GPU_MIN_PROFILES`: profile micro-batches of at least this many records go
+    /// to the GPU first, when the engine has one.
+    pub gpu_min_profiles: usize,
     /// (topic, partition) → next offset to process, as committed in PostgreSQL.
     pub offsets: Arc<Mutex<Offsets>>,
     /// The partitions this worker owns (the same numbers in every input topic), whose states'
@@ -187,6 +190,7 @@ impl Pipeline {
             producer,
             book,
             engine: Arc::new(engine),
+            gpu_min_profiles: config.gpu_min_profiles,
             offsets,
             owned: None,
             leases: None,

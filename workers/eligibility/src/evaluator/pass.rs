@@ -161,6 +161,8 @@ pub struct PassOutput {
 
 /// Why this pass runs: a new profile (diffed against the stored one), or a re-evaluation of the
 /// stored profile (a rule changed, a deadline approaches).
+// Built once per pass and consumed at once: boxing the profile would cost an allocation a pass.
+#[allow(clippy::large_enum_variant)]
 pub enum Trigger<'a> {
     Profile {
         profile: Profile,
@@ -168,6 +170,9 @@ pub enum Trigger<'a> {
         position: Position,
         /// `profile.assembled`: re-evaluate every rule, not just those reading changed fields.
         full: bool,
+        /// The batch engine's outcomes for this profile (a micro-batch on the GPU), by rule
+        /// index in the book, or none: rules without one are evaluated here.
+        batch: &'a [(usize, Outcome)],
     },
     Reevaluate {
         /// Only these schemes (a rule change, a deadline); others keep their verdicts unless
@@ -288,6 +293,7 @@ impl<'a> Inputs<'a> {
                 json,
                 position,
                 full,
+                batch,
             } => {
                 if let Some(stored) = &user.profile
                     && stored.position.topic == position.topic
@@ -302,7 +308,7 @@ impl<'a> Inputs<'a> {
                     position,
                     full,
                     only: None,
-                    batch: &[],
+                    batch,
                 })
             }
             Trigger::Reevaluate { schemes, batch } => {
@@ -718,6 +724,7 @@ fn leave(
 mod tests {
     use std::sync::LazyLock;
 
+    use kernels::engine_select::{Engine, EngineChoice};
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -824,6 +831,7 @@ mod tests {
         #[test]
         fn the_stored_state_after_a_stream_equals_a_full_re_evaluation(
             stream in prop::collection::vec((profile(), prop_oneof![Just(0i64), 1i64..400], 0u8..3), 1..6),
+            on_batch_engine in any::<bool>(),
         ) {
             let book = &*BOOK;
             let mut store = Store::default();
@@ -863,11 +871,26 @@ mod tests {
                 day += days_later;
                 let as_of = Date::from_day_number(day).unwrap();
                 let profile = Profile::from_json(&book.catalogue, &json, "stream").unwrap();
+                // Half the streams go through the batch engine first, as a micro-batch on the
+                // GPU does: the pass must come out the same (any disagreement with its traced
+                // evaluation is reported below).
+                let aged = profile.on(as_of);
+                let state = state_of(book, &aged);
+                let batch = if on_batch_engine {
+                    let engine = Engine::new(EngineChoice::Cpu, 0).unwrap();
+                    let (mut outcomes, _) = book
+                        .batch_outcomes(&engine, &[(&aged, state.as_deref(), as_of)], 1)
+                        .unwrap();
+                    outcomes.remove(0)
+                } else {
+                    Vec::new()
+                };
                 let trigger = Trigger::Profile {
                     profile: profile.clone(),
                     json,
                     position: Position { topic: "t".into(), partition: 0, offset: offset as i64 },
                     full: false,
+                    batch: &batch,
                 };
                 let mut user = store.load();
                 let out = run(book, "u1", &mut user, trigger, as_of).expect("a newer record");
@@ -935,6 +958,7 @@ mod tests {
                     offset: offset as i64,
                 },
                 full: false,
+                batch: &[],
             };
             let out = run(book, "u1", &mut user, trigger, as_of).unwrap();
             store.commit(&user);

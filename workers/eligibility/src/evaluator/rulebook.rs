@@ -7,9 +7,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use engine::calendar::AgeLimits;
+use engine::columns::ProfileColumns;
 use engine::deps::DependencyIndex;
 use engine::program::Program;
 use engine::{Catalogue, Date, FieldId, Outcome, Profile, Rule, RuleSet};
+use kernels::engine_select::{Engine, EngineUsed, SelectError};
+use kernels::output::{Output, Outputs};
 
 use super::rules_store::{Loaded, RuleRef};
 
@@ -39,6 +42,9 @@ struct StateProgram {
     /// Which of these rules a birthday can change (`engine::calendar::AgeLimits`).
     ages: AgeLimits,
 }
+
+/// One profile's outcomes from the batch engine: (book index, outcome).
+pub type RuleOutcomes = Vec<(usize, Outcome)>;
 
 /// (state, date) → the rules a citizen of that state can hold on that date.
 type CandidateCache = HashMap<(Option<String>, Date), Arc<Candidates>>;
@@ -143,6 +149,45 @@ impl RuleBook {
                 })
             })
             .collect()
+    }
+
+    /// Every rule of each profile's state on the batch engine (a profile micro-batch on the
+    /// GPU): per profile, (book index, outcome) for its state's program, to hand its pass as
+    /// `Trigger::Profile::batch`. Profiles are taken as they read on their date (aged), as the
+    /// pass reads them; those of one state and date go in one batch.
+    pub fn batch_outcomes(
+        &self,
+        engine: &Engine,
+        profiles: &[(&Profile, Option<&str>, Date)],
+        threads: usize,
+    ) -> Result<(Vec<RuleOutcomes>, EngineUsed), SelectError> {
+        let mut groups: HashMap<(Option<&str>, Date), Vec<usize>> = HashMap::new();
+        for (k, &(_, state, as_of)) in profiles.iter().enumerate() {
+            groups.entry((state, as_of)).or_default().push(k);
+        }
+        let mut outcomes = vec![Vec::new(); profiles.len()];
+        let mut used = EngineUsed::Cpu;
+        for ((state, as_of), members) in groups {
+            let sp = self.program_of(state);
+            let rules: Vec<&Rule> = sp.indices.iter().map(|&i| self.rule(i)).collect();
+            let aged: Vec<&Profile> = members.iter().map(|&k| profiles[k].0).collect();
+            let columns = ProfileColumns::new(&self.catalogue, &aged);
+            let (codes, engine_used) =
+                engine.evaluate(&sp.program, &rules, &columns, as_of, threads, Output::Codes)?;
+            let Outputs::Codes(codes) = codes else {
+                unreachable!("codes were asked for")
+            };
+            for (c, &k) in members.iter().enumerate() {
+                outcomes[k] = sp
+                    .indices
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &index)| (index, codes.get(c, r)))
+                    .collect();
+            }
+            used = engine_used;
+        }
+        Ok((outcomes, used))
     }
 
     fn program_of(&self, state: Option<&str>) -> Arc<StateProgram> {
