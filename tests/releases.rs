@@ -41,6 +41,17 @@ fn cli(stack: &Stack, database_url: &str, args: &[&str]) -> Output {
         .expect("the eligibility binary runs")
 }
 
+/// What the command printed; it must succeed.
+fn cli_ok(stack: &Stack, database_url: &str, args: &[&str]) -> String {
+    let out = cli(stack, database_url, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 async fn proposal_of(pool: &deadpool_postgres::Pool, rule_id: &str) -> Option<(i64, String)> {
     let client = pool.get().await.unwrap();
     client
@@ -437,16 +448,10 @@ async fn the_calendar_sweep_takes_a_closed_window_away_with_its_reason() {
             .collect()
     };
     let before_dry_run = deadline_ends();
-    let dry = cli(
+    let printed = cli_ok(
         stack,
         database_url,
         &["sweep", "--as-of", "2025-01-16", "--dry-run"],
-    );
-    let printed = String::from_utf8_lossy(&dry.stdout);
-    assert!(
-        dry.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dry.stderr)
     );
     let line = printed
         .lines()
@@ -467,12 +472,7 @@ async fn the_calendar_sweep_takes_a_closed_window_away_with_its_reason() {
         "a dry run publishes nothing"
     );
 
-    let swept = cli(stack, database_url, &["sweep", "--as-of", "2025-01-16"]);
-    assert!(
-        swept.status.success(),
-        "{}",
-        String::from_utf8_lossy(&swept.stderr)
-    );
+    cli_ok(stack, database_url, &["sweep", "--as-of", "2025-01-16"]);
     let lost: Vec<EligibilityLost> = kafka
         .read_until(
             marks,
@@ -551,16 +551,10 @@ async fn the_full_re_evaluation_audits_every_citizen_against_every_scheme_and_ch
     }
     let computed_before = kafka.marks(&[ELIGIBILITY_COMPUTED]);
 
-    let swept = cli(
+    let printed = cli_ok(
         stack,
         database_url,
         &["sweep", "--as-of", "2025-01-16", "--every-scheme"],
-    );
-    let printed = String::from_utf8_lossy(&swept.stdout);
-    assert!(
-        swept.status.success(),
-        "{}",
-        String::from_utf8_lossy(&swept.stderr)
     );
     assert!(
         printed.contains("full re-evaluation for 2025-01-16"),
@@ -657,13 +651,7 @@ async fn the_sweep_on_a_60th_birthday_brings_the_pension_and_nothing_for_others(
 
     // The creation's events are published before its commit, so all are before these marks.
     let before_sweep = kafka.marks(&[ELIGIBILITY_NEW_MATCH]);
-    let swept = cli(stack, database_url, &["sweep", "--as-of", "2025-01-20"]);
-    let printed = String::from_utf8_lossy(&swept.stdout);
-    assert!(
-        swept.status.success(),
-        "{}",
-        String::from_utf8_lossy(&swept.stderr)
-    );
+    let printed = cli_ok(stack, database_url, &["sweep", "--as-of", "2025-01-20"]);
     assert!(
         printed.contains("birthdays: 1 citizen(s)"),
         "only the one turning 60 is due:\n{printed}"
