@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README, `.ci/run`): formatting, lints, the local stack
 # (scripts/stack.sh: PostgreSQL, Redis, the Kafka-protocol broker, the schema registry, topics),
-# every Rust test (the end-to-end ones talk to that stack), the deployment checks (helm,
+# the CUDA kernels parsed as device code by clang (scripts/check-kernels.sh), every Rust test (the
+# end-to-end ones talk to that stack), the deployment checks (helm,
 # kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics), a
 # small chaos run (scripts/chaos.sh small: the fleet under injected faults, then checked), the
 # supply-chain policy (scripts/deny.sh: cargo deny) and a fuzzing smoke (scripts/fuzz.sh: each
@@ -17,6 +18,8 @@ echo "== cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo clippy with the GPU launcher (feature gpu: builds without CUDA, never run here)"
 cargo clippy --workspace --all-targets --locked --features eligibility/gpu,loadtest/gpu -- -D warnings
+echo "== CUDA kernels type-checked as device code (scripts/check-kernels.sh: clang, no CUDA needed)"
+scripts/check-kernels.sh
 echo "== local stack"
 cargo build --locked -p eligibility
 ELIGIBILITY_STACK_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/eligibility" scripts/stack.sh up

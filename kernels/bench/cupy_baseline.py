@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """CuPy baseline: the same conditions and rules as the GPU kernels, evaluated as columnar boolean
 masks (one CuPy array operation per condition and per postfix instruction), from the arrays that
-`gpu_bench --export DIR` writes. Prints upload / evaluate / download times and checks the codes
-against the CPU batch codes (codes_cpu.bin) when present.
+`gpu_bench --export DIR` writes. Prints the phases gpu_bench prints (upload, evaluate, download,
+end to end) for two outputs a consumer might want — every outcome code, or the verdict alone
+(computed on the device from the codes, one byte per pair) — and checks both against the CPU
+batch codes (codes_cpu.bin) when present.
 
 Usage: python3 cupy_baseline.py DIR [--numpy]   (--numpy: run on the CPU with NumPy, to test logic)
 """
@@ -138,18 +140,39 @@ def main():
     sync()
     evaluate = time.perf_counter() - start
 
+    def fetch(array):
+        sync()
+        start = time.perf_counter()
+        out = array.get() if hasattr(array, "get") else array
+        return out, time.perf_counter() - start
+
+    out, download = fetch(codes)
+    # Verdicts as gpu_bench's two-bit codes: 0 not eligible, 1 partial, 2 eligible, 3 not applicable.
     start = time.perf_counter()
-    out = codes.get() if hasattr(codes, "get") else codes
-    download = time.perf_counter() - start
-    print(f"{'numpy' if xp is np else 'cupy'}: {n} citizens × {manifest['n_rules']} rules: "
-          f"upload {upload * 1e3:.1f} ms, evaluate {evaluate * 1e3:.1f} ms, download {download * 1e3:.1f} ms")
+    verdicts = xp.where(codes <= 100, xp.uint8(0),
+                        xp.where(codes <= 151, xp.uint8(1),
+                                 xp.where(codes == 152, xp.uint8(2), xp.uint8(3))))
+    sync()
+    convert = time.perf_counter() - start
+    verdicts_out, verdicts_download = fetch(verdicts)
+    engine = "numpy" if xp is np else "cupy"
+    print(f"{engine}: {n} citizens × {manifest['n_rules']} rules: upload {upload * 1e3:.1f} ms, "
+          f"evaluate {evaluate * 1e3:.1f} ms")
+    print(f"{engine} codes: download {download * 1e3:.1f} ms ({out.nbytes // 1_000_000} MB); "
+          f"end to end {(upload + evaluate + download) * 1e3:.1f} ms")
+    print(f"{engine} verdicts: convert {convert * 1e3:.1f} ms, download {verdicts_download * 1e3:.1f} ms "
+          f"({verdicts_out.nbytes // 1_000_000} MB); end to end "
+          f"{(upload + evaluate + convert + verdicts_download) * 1e3:.1f} ms")
     out.tofile(directory / "codes_cupy.bin")
     expected = directory / "codes_cpu.bin"
     if expected.exists():
         cpu = np.fromfile(expected, dtype=np.uint8).reshape(out.shape)
         differ = int((cpu != out).sum())
-        print(f"parity with the CPU batch codes: {'OK' if differ == 0 else f'{differ} codes differ'}")
-        sys.exit(1 if differ else 0)
+        cpu_verdicts = np.where(cpu <= 100, 0, np.where(cpu <= 151, 1, np.where(cpu == 152, 2, 3)))
+        differ_verdicts = int((cpu_verdicts != verdicts_out).sum())
+        print(f"parity with the CPU batch codes: {'OK' if differ == 0 else f'{differ} codes differ'}; "
+              f"verdicts: {'OK' if differ_verdicts == 0 else f'{differ_verdicts} differ'}")
+        sys.exit(1 if differ or differ_verdicts else 0)
 
 
 if __name__ == "__main__":

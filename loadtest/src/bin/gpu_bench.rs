@@ -39,6 +39,10 @@ struct Args {
     /// Write the encoded columns and program, and the CPU codes, here.
     #[arg(long)]
     export: Option<PathBuf>,
+    /// After the GPU runs, run `kernels/bench/cupy_baseline.py` on the export with this Python
+    /// (one with CuPy) and compare end to end, in this one run. Needs --export.
+    #[arg(long, requires = "export")]
+    cupy_python: Option<PathBuf>,
     /// GPU evaluations of each kind: the first includes one-time costs (allocating device and
     /// page-locked buffers), the later ones are a worker's steady state; the best is reported.
     #[arg(long, default_value_t = 3)]
@@ -330,7 +334,54 @@ fn gpu_runs(
         ratio(&changes),
         ms(resident.kernels()),
     );
+    if let (Some(python), Some(dir)) = (&args.cupy_python, &args.export) {
+        cupy(python, dir, &codes, &verdicts, &resident)?;
+    }
     small_batches(gpu, &catalogue, args, threads)
+}
+
+/// The CuPy baseline on the same export, same GPU, and the end-to-end ratios: our codes and
+/// verdicts with columns uploaded against CuPy's (which uploads too), and verdicts on kept
+/// columns against CuPy's verdicts.
+fn cupy(
+    python: &Path,
+    dir: &Path,
+    codes: &GpuTimings,
+    verdicts: &GpuTimings,
+    resident: &GpuTimings,
+) -> Result<()> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/bench/cupy_baseline.py");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(dir)
+        .output()
+        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+    let printed = String::from_utf8_lossy(&out.stdout);
+    print!("{printed}");
+    if !out.status.success() {
+        bail!(
+            "the CuPy baseline failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // "cupy codes: … end to end 1234.5 ms"
+    let end_to_end = |kind: &str| -> Result<f64> {
+        printed
+            .lines()
+            .find(|l| l.starts_with(&format!("cupy {kind}:")))
+            .and_then(|l| l.rsplit_once("end to end "))
+            .and_then(|(_, t)| t.trim_end_matches(" ms").parse().ok())
+            .with_context(|| format!("no end-to-end time for {kind} in the baseline's output"))
+    };
+    let (cupy_codes, cupy_verdicts) = (end_to_end("codes")?, end_to_end("verdicts")?);
+    let ratio = |cupy_ms: f64, ours: &GpuTimings| cupy_ms / (ours.wall.as_secs_f64() * 1e3);
+    println!(
+        "vs CuPy end to end: codes {:.1}×, verdicts {:.1}×, verdicts on kept columns {:.1}× (goal ≥ 5×)",
+        ratio(cupy_codes, codes),
+        ratio(cupy_verdicts, verdicts),
+        ratio(cupy_verdicts, resident)
+    );
+    Ok(())
 }
 
 /// Fixed costs: small batches of the bundled corpus' size (48 rules) on the GPU and the CPU,
