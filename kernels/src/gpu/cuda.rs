@@ -440,7 +440,10 @@ impl Backend for Run<'_> {
                 .pool
                 .lock()
                 .map_err(|_| driver("pool poisoned"))?;
-            let fit = pool.iter().position(|s| s.len() >= bytes);
+            // The smallest that fits: a large buffer stays for a large output.
+            let fit = (0..pool.len())
+                .filter(|&k| pool[k].len() >= bytes)
+                .min_by_key(|&k| pool[k].len());
             fit.map(|k| pool.swap_remove(k))
         };
         let mut slice = match reused {
