@@ -4,7 +4,7 @@
 #   scripts/chaos.sh small   2,000 citizens, 24,000 updates at 400/s, a kill every 3 s (CI)
 #   scripts/chaos.sh full    100,000 citizens, 1,000,000 updates at 2,000/s, a kill every 10 s
 # Two evaluators and an explainer run on a fresh database, the broker on durable storage
-# (ELIGIBILITY_STACK_BROKER_STORAGE=postgres). `fleet_traffic chaos` creates the citizens,
+# (ELIGIBILITY_STACK_BROKER_STORAGE=sqlite: a SQLite file, kept across the broker's restart). `fleet_traffic chaos` creates the citizens,
 # sends the updates and three new versions of a central rule, then waits until the fleet has
 # consumed everything and runs the checker (loadtest/src/chaos.rs). While the updates are sent,
 # on a fixed schedule: a worker is killed with SIGKILL (the evaluators and the explainer in
@@ -14,7 +14,9 @@
 # 15 s. After each fault the time until both evaluators answer /readyz 200 again is printed.
 # Overrides: CHAOS_USERS, CHAOS_UPDATES, CHAOS_RATE, CHAOS_KILL_EVERY, CHAOS_REDIS_DOWN,
 # CHAOS_PROFILE (debug | release; default debug for small, release for full), CHAOS_BROKER_STORAGE
-# (postgres, the default, emptied first; memory: faster, but then the broker is not restarted).
+# (sqlite, the default, or postgres — both durable, emptied first; the PostgreSQL-backed broker
+# created ~54 citizens/s here, too slow for the full size; memory: then the broker is not
+# restarted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-small}
@@ -29,7 +31,7 @@ rate=${CHAOS_RATE:-$rate}
 kill_every=${CHAOS_KILL_EVERY:-$kill_every}
 redis_down=${CHAOS_REDIS_DOWN:-$redis_down}
 profile=${CHAOS_PROFILE:-$profile}
-broker_storage=${CHAOS_BROKER_STORAGE:-postgres}
+broker_storage=${CHAOS_BROKER_STORAGE:-sqlite}
 
 flag=""; [ "$profile" = release ] && flag="--release"
 echo "== building ($profile)"
@@ -42,12 +44,16 @@ stack_up() { scripts/stack.sh up >/dev/null 2>&1 || scripts/stack.sh up >&2; }
 pid_of() { cat "$state/$1" 2>/dev/null || true; }
 echo "== local stack, broker storage: $broker_storage"
 stack_up
-if [ "$broker_storage" = postgres ]; then
-  # An empty log: the PostgreSQL-backed broker slows down as its tables grow across runs.
+if [ "$broker_storage" != memory ]; then
+  # An empty log: a durable broker slows down as its storage grows across runs.
   kill -TERM "$(pid_of broker/nisshi.pid)" 2>/dev/null || true
   sleep 2
-  PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
-    -c "DROP DATABASE IF EXISTS nisshi WITH (FORCE)"
+  if [ "$broker_storage" = postgres ]; then
+    PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
+      -c "DROP DATABASE IF EXISTS nisshi WITH (FORCE)"
+  else
+    rm -f "$state/broker/nisshi.db" "$state/broker/nisshi.db-wal" "$state/broker/nisshi.db-shm"
+  fi
   stack_up
 fi
 eval "$(scripts/stack.sh env)"
@@ -112,7 +118,7 @@ send_seconds=$(( updates / rate ))
 t0=$SECONDS kills=0 next_kill=$kill_every victim=0
 faults=("postgres_fast" "redis" "broker" "registry" "postgres_immediate")
 # A broker in memory loses its topics when it stops: no broker restart then.
-[ "$broker_storage" = postgres ] || faults=("postgres_fast" "redis" "registry" "postgres_immediate")
+[ "$broker_storage" != memory ] || faults=("postgres_fast" "redis" "registry" "postgres_immediate")
 nfaults=${#faults[@]}
 at=()
 for k in $(seq 1 "$nfaults"); do at+=($(( send_seconds * k / (nfaults + 2) ))); done

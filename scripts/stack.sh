@@ -17,7 +17,8 @@
 # Environment: ELIGIBILITY_STACK_DIR (pids, logs, state; default ~/.cache/eligibility-stack),
 #   ELIGIBILITY_STACK_PG_PORT (5432), ELIGIBILITY_STACK_REDIS_PORT (6379), ELIGIBILITY_STACK_REDIS_TLS_PORT (6380),
 #   ELIGIBILITY_STACK_KAFKA_PORT (9092), ELIGIBILITY_STACK_REGISTRY_PORT (8081),
-#   ELIGIBILITY_STACK_BROKER_STORAGE (memory | postgres; default memory: topics are lost on `down`).
+#   ELIGIBILITY_STACK_BROKER_STORAGE (memory | sqlite | postgres; default memory: topics are lost on
+#   `down`; sqlite: a file in the broker's state directory, kept across restarts).
 #   ELIGIBILITY_STACK_BIN (the eligibility binary for the registry and topics; default target/release/eligibility).
 set -euo pipefail
 
@@ -47,7 +48,10 @@ REGISTRY_URL="http://127.0.0.1:$REGISTRY_PORT"
 case "$BROKER_STORAGE" in
   memory) STORAGE_URL="memory://nisshi/" ;;
   postgres) STORAGE_URL="postgres://eligibility:eligibility@127.0.0.1:$PG_PORT/nisshi?sslmode=disable" ;;
-  *) echo "ELIGIBILITY_STACK_BROKER_STORAGE must be memory or postgres, not '$BROKER_STORAGE'" >&2; exit 2 ;;
+  # A SQLite file in the broker's directory (the broker runs there; nisshi reads the URL's path
+  # as relative to it).
+  sqlite) STORAGE_URL="sqlite://nisshi.db" ;;
+  *) echo "ELIGIBILITY_STACK_BROKER_STORAGE must be memory, sqlite or postgres, not '$BROKER_STORAGE'" >&2; exit 2 ;;
 esac
 
 PG_MARK="$STATE/postgres/started-by-stack"   # present while a PostgreSQL cluster this script started runs
