@@ -87,16 +87,23 @@ pub fn evaluate_batch_into(
     }
     let threads = threads.clamp(1, chunks.max(1));
     let per_thread = chunks.div_ceil(threads);
+    // Thread t evaluates chunks t × per_thread onwards into `part`.
+    let run = |t: usize, part: &mut [u8]| {
+        let mut scratch = vec![0u64; program.conditions.len() * CHUNK_WORDS];
+        for (i, out) in part.chunks_mut(chunk_len).enumerate() {
+            let chunk = t * per_thread + i;
+            evaluate_chunk(program, &applicable, columns, chunk, &mut scratch, out);
+        }
+    };
+    if threads == 1 {
+        // On the calling thread: a thread would cost more than one batch of a few citizens.
+        run(0, &mut out.codes);
+        return;
+    }
     std::thread::scope(|scope| {
         for (t, part) in out.codes.chunks_mut(per_thread * chunk_len).enumerate() {
-            let applicable = &applicable;
-            scope.spawn(move || {
-                let mut scratch = vec![0u64; program.conditions.len() * CHUNK_WORDS];
-                for (i, out) in part.chunks_mut(chunk_len).enumerate() {
-                    let chunk = t * per_thread + i;
-                    evaluate_chunk(program, applicable, columns, chunk, &mut scratch, out);
-                }
-            });
+            let run = &run;
+            scope.spawn(move || run(t, part));
         }
     });
 }

@@ -932,6 +932,68 @@ mod tests {
     }
 
     #[test]
+    fn a_micro_batch_of_several_states_gives_each_citizen_its_own_states_outcomes() {
+        // One batch against the rules of every state present (as a GPU micro-batch runs it):
+        // each citizen gets exactly its own state's rules back, each outcome the scalar one.
+        let book = &*BOOK;
+        let as_of = Date::parse("2025-06-15").unwrap();
+        let citizens: Vec<Profile> = [
+            Some("karnataka"),
+            Some("maharashtra"),
+            Some("bihar"),
+            None,
+            Some("karnataka"),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(k, state)| {
+            let mut json = json!({
+                "user_id": format!("u{k}"),
+                "identity": {"age": 30 + 12 * k, "verified_documents": ["aadhaar"]},
+                "economic": {"annual_income": 40_000 * (k + 1), "bpl_status": k % 2 == 0},
+                "family": {}, "eligibility": {"active_schemes": []},
+            });
+            if let Some(state) = state {
+                json["demographics"] = json!({"state": state});
+            }
+            Profile::from_json(&book.catalogue, &json, "t").unwrap()
+        })
+        .collect();
+        let states: Vec<Option<String>> = citizens.iter().map(|p| state_of(book, p)).collect();
+        let items: Vec<(&Profile, Option<&str>, Date)> = citizens
+            .iter()
+            .zip(&states)
+            .map(|(p, s)| (p, s.as_deref(), as_of))
+            .collect();
+        let engine = Engine::new(EngineChoice::Cpu, 0).unwrap();
+        let (outcomes, _) = book.batch_outcomes(&engine, &items, 1).unwrap();
+        for ((profile, state), outcomes) in citizens.iter().zip(&states).zip(&outcomes) {
+            let given: BTreeSet<usize> = outcomes.iter().map(|&(i, _)| i).collect();
+            for &index in &book.candidates(state.as_deref(), as_of).indices {
+                assert!(given.contains(&index), "{state:?}: rule {index} missing");
+            }
+            for &(index, outcome) in outcomes {
+                let rule = book.rule(index);
+                // A citizen without a state can hold any state's scheme.
+                assert!(
+                    state.is_none()
+                        || rule.state == "central"
+                        || Some(rule.state.as_str()) == state.as_deref(),
+                    "{state:?} got {}'s rule {}",
+                    rule.state,
+                    rule.rule_id
+                );
+                assert_eq!(
+                    outcome,
+                    engine::outcome(rule, profile, as_of),
+                    "{}",
+                    rule.rule_id
+                );
+            }
+        }
+    }
+
+    #[test]
     fn an_update_that_moves_no_condition_is_neither_evaluated_again_nor_written() {
         let book = &*BOOK;
         let as_of = Date::parse("2025-01-15").unwrap();

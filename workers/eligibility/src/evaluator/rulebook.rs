@@ -30,6 +30,15 @@ pub struct RuleBook {
     candidates: Mutex<CandidateCache>,
     /// Compiled on first use, per state.
     programs: Mutex<HashMap<Option<String>, Arc<StateProgram>>>,
+    /// The rules of several states, compiled on first use per set of states: a profile
+    /// micro-batch on the batch engine.
+    unions: Mutex<HashMap<Vec<Option<String>>, Arc<BatchProgram>>>,
+}
+
+/// The rules of a set of states (book indices, ascending), compiled together.
+struct BatchProgram {
+    indices: Vec<usize>,
+    program: Program,
 }
 
 /// The rules a citizen of one state can hold (central and the state's, every version held:
@@ -97,6 +106,7 @@ impl RuleBook {
             position,
             candidates: Mutex::new(HashMap::new()),
             programs: Mutex::new(HashMap::new()),
+            unions: Mutex::new(HashMap::new()),
         })
     }
 
@@ -152,42 +162,80 @@ impl RuleBook {
     }
 
     /// Every rule of each profile's state on the batch engine (a profile micro-batch on the
-    /// GPU): per profile, (book index, outcome) for its state's program, to hand its pass as
+    /// GPU): per profile, (book index, outcome) for the rules of its state, to hand its pass as
     /// `Trigger::Profile::batch`. Profiles are taken as they read on their date (aged), as the
-    /// pass reads them; those of one state and date go in one batch.
+    /// pass reads them. The profiles of one date go in one batch against the rules of every
+    /// state among them (one launch, not one per state: a profile's outcomes under another
+    /// state's rules are computed and not used).
     pub fn batch_outcomes(
         &self,
         engine: &Engine,
         profiles: &[(&Profile, Option<&str>, Date)],
         threads: usize,
     ) -> Result<(Vec<RuleOutcomes>, EngineUsed), SelectError> {
-        let mut groups: HashMap<(Option<&str>, Date), Vec<usize>> = HashMap::new();
-        for (k, &(_, state, as_of)) in profiles.iter().enumerate() {
-            groups.entry((state, as_of)).or_default().push(k);
+        let mut by_day: HashMap<Date, Vec<usize>> = HashMap::new();
+        for (k, &(_, _, as_of)) in profiles.iter().enumerate() {
+            by_day.entry(as_of).or_default().push(k);
         }
         let mut outcomes = vec![Vec::new(); profiles.len()];
         let mut used = EngineUsed::Cpu;
-        for ((state, as_of), members) in groups {
-            let sp = self.program_of(state);
-            let rules: Vec<&Rule> = sp.indices.iter().map(|&i| self.rule(i)).collect();
+        for (as_of, members) in by_day {
+            let mut states: Vec<Option<&str>> = members.iter().map(|&k| profiles[k].1).collect();
+            states.sort_unstable();
+            states.dedup();
+            let union = self.program_of_states(&states);
+            let rules: Vec<&Rule> = union.indices.iter().map(|&i| self.rule(i)).collect();
             let aged: Vec<&Profile> = members.iter().map(|&k| profiles[k].0).collect();
             let columns = ProfileColumns::new(&self.catalogue, &aged);
-            let (codes, engine_used) =
-                engine.evaluate(&sp.program, &rules, &columns, as_of, threads, Output::Codes)?;
+            let (codes, engine_used) = engine.evaluate(
+                &union.program,
+                &rules,
+                &columns,
+                as_of,
+                threads,
+                Output::Codes,
+            )?;
             let Outputs::Codes(codes) = codes else {
                 unreachable!("codes were asked for")
             };
             for (c, &k) in members.iter().enumerate() {
-                outcomes[k] = sp
+                // Only the rules of the profile's own state: those its pass can ask for.
+                let own = self.program_of(profiles[k].1);
+                outcomes[k] = own
                     .indices
                     .iter()
-                    .enumerate()
-                    .map(|(r, &index)| (index, codes.get(c, r)))
+                    .map(|&index| {
+                        let r = union
+                            .indices
+                            .binary_search(&index)
+                            .expect("a state's rules are in the union of its batch");
+                        (index, codes.get(c, r))
+                    })
                     .collect();
             }
             used = engine_used;
         }
         Ok((outcomes, used))
+    }
+
+    /// The rules of every state of `states` (each sorted, distinct), compiled once per set.
+    fn program_of_states(&self, states: &[Option<&str>]) -> Arc<BatchProgram> {
+        let key: Vec<Option<String>> = states.iter().map(|s| s.map(str::to_string)).collect();
+        let mut unions = self.unions.lock().expect("not poisoned");
+        unions
+            .entry(key)
+            .or_insert_with(|| {
+                let mut indices: Vec<usize> = states
+                    .iter()
+                    .flat_map(|&state| self.program_of(state).indices.clone())
+                    .collect();
+                indices.sort_unstable();
+                indices.dedup();
+                let rules: Vec<&Rule> = indices.iter().map(|&i| self.rule(i)).collect();
+                let program = Program::compile(&rules);
+                Arc::new(BatchProgram { indices, program })
+            })
+            .clone()
     }
 
     fn program_of(&self, state: Option<&str>) -> Arc<StateProgram> {
