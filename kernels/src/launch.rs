@@ -3,6 +3,8 @@
 //! more changes than it had room for are decided here once, so the host model tests them for
 //! the GPU.
 
+use std::borrow::Cow;
+
 use crate::buffer::HostBuffer;
 use crate::chunk::plan;
 use crate::encode::{EncodedColumns, EncodedProgram};
@@ -114,16 +116,20 @@ pub fn evaluate<B: Backend>(
         }
     };
     let whole = chunks.len() == 1 && chunks[0] == (0..citizens);
+    // A chunk's columns: the caller's when there is one chunk, else a slice of them.
+    let columns_of = |range: &std::ops::Range<usize>| {
+        if whole {
+            Cow::Borrowed(columns)
+        } else {
+            Cow::Owned(columns.slice(range.clone()))
+        }
+    };
     let mut found = Vec::with_capacity(chunks.len());
     if rules > 0 {
         for range in &chunks {
             let at = target(range, &mut codes, &mut planes, limits.change_capacity);
             // SAFETY: the buffers above hold the whole output, and outlive `finish` below.
-            if whole {
-                unsafe { backend.start(columns, at)? };
-            } else {
-                unsafe { backend.start(&columns.slice(range.clone()), at)? };
-            }
+            unsafe { backend.start(&columns_of(range), at)? };
         }
         found = backend.finish()?;
     }
@@ -144,9 +150,8 @@ pub fn evaluate<B: Backend>(
                 if chunk.total as usize > chunk.pairs.len() {
                     // More changes than room: this chunk again, with room for all of them.
                     let at = target(range, &mut codes, &mut planes, chunk.total as usize);
-                    let sliced = columns.slice(range.clone());
                     // SAFETY: as above.
-                    unsafe { backend.start(if whole { columns } else { &sliced }, at)? };
+                    unsafe { backend.start(&columns_of(range), at)? };
                     chunk = backend.finish()?.pop().unwrap_or_default();
                 }
                 // Warps append in the order the GPU runs them: sorted, the list is the same
