@@ -61,18 +61,30 @@ pub fn affected_rules(
     affected
 }
 
-/// What changed between two profiles of one citizen: the fields, and whether a gap date is
-/// computed from one of them (the age or the date of birth).
+/// What changed between two profiles of one citizen: the fields whose readers the change can
+/// reach, and whether a gap date is computed from one of them (the age or the date of birth).
 #[derive(Debug, Clone)]
 pub struct ProfileChange {
+    /// The changed fields, and the age whenever the date of birth changed: a new date of birth
+    /// can keep the age yet move the date an age condition's gap closes on, so the rules that
+    /// read the age are reached even though none reads the date of birth.
     pub fields: Vec<FieldId>,
     pub moves_gap_dates: bool,
 }
 
 impl ProfileChange {
-    pub fn new(catalogue: &Catalogue, fields: Vec<FieldId>) -> ProfileChange {
-        let dates_read = gaps::fields_gap_dates_read(catalogue);
-        let moves_gap_dates = fields.iter().any(|f| dates_read.contains(&Some(*f)));
+    pub fn new(catalogue: &Catalogue, mut fields: Vec<FieldId>) -> ProfileChange {
+        let [age, date_of_birth] = gaps::fields_gap_dates_read(catalogue);
+        let moves_gap_dates = fields
+            .iter()
+            .any(|f| [age, date_of_birth].contains(&Some(*f)));
+        if let (Some(age), Some(born)) = (age, date_of_birth)
+            && fields.contains(&born)
+            && !fields.contains(&age)
+        {
+            fields.push(age);
+            fields.sort_unstable();
+        }
         ProfileChange {
             fields,
             moves_gap_dates,

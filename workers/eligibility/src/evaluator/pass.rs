@@ -383,7 +383,8 @@ fn plan(
         (None, Some(_)) => Vec::new(),
         _ => (0..book.catalogue.len()).collect(),
     };
-    let reading = book.reading(&changed_fields);
+    let change = engine::deps::ProfileChange::new(&book.catalogue, changed_fields);
+    let reading = book.reading(&change.fields);
     // A re-evaluation brings no new data: of the rules reading the age, those whose outcome
     // the age alone changed since the stored evaluation, found by evaluating both (so a
     // birthday re-evaluates exactly the pairs that change: docs/releases.md).
@@ -391,7 +392,6 @@ fn plan(
         (Some(stored), Some(_)) => book.age_changed(state, &inputs.profile, stored.as_of, as_of),
         _ => Vec::new(),
     };
-    let change = engine::deps::ProfileChange::new(&book.catalogue, changed_fields);
     let (stored_verdicts, gone) = pair_with_stored(book, candidates, &user.verdicts);
     let mut needed = Vec::new();
     for (&index, stored) in candidates.indices.iter().zip(stored_verdicts) {
