@@ -6,10 +6,14 @@
 #                             (FLEET_BENCH_USERS, FLEET_BENCH_UPDATES for the saturation phase,
 #                             FLEET_BENCH_RATES, default 100,1000,0; 0 = as fast as possible;
 #                             FLEET_BENCH_WORKLOAD wide|drift: what an update does to income;
+#                             FLEET_BENCH_WARMUP=N: N updates at full speed first, reported
+#                             apart as "warm-up";
 #                             FLEET_BENCH_EVALUATORS, default "1 2 4": one run per evaluator count;
 #                             after each, every evaluator's rules held and resident memory;
 #                             FLEET_BENCH_BASELINE=<an earlier eligibility binary>: each count is
-#                             run with it first, then with this build, for a side-by-side ratio)
+#                             run with it first, then with this build, for a side-by-side ratio;
+#                             FLEET_BENCH_FRESH_BROKER=1: restart the in-memory broker before each
+#                             run; FLEET_EVALUATOR_ARGS: extra flags for each evaluator)
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
 #                             re-evaluate every citizen end to end (FLEET_BENCH_EVALUATORS,
@@ -65,6 +69,14 @@ trap stop EXIT
 # on it, then the mode's traffic.
 run_once() {
   local count=$1 evaluator=${2:-$bin/eligibility} db="eligibility_${mode//-/_}" addrs=()
+  if [ -n "${FLEET_BENCH_FRESH_BROKER:-}" ]; then
+    # The in-memory broker slows as it fills: each run starts on an empty one, so that runs
+    # compared side by side meet the same broker.
+    local broker_pid
+    broker_pid=$(cat "${ELIGIBILITY_STACK_DIR:-$HOME/.cache/eligibility-stack}/broker/nisshi.pid" 2>/dev/null || true)
+    if [ -n "$broker_pid" ]; then kill "$broker_pid" 2>/dev/null || true; while kill -0 "$broker_pid" 2>/dev/null; do sleep 0.2; done; fi
+    scripts/stack.sh up >/dev/null
+  fi
   if [ -z "${FLEET_KEEP_DB:-}" ]; then
     PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
       -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
@@ -74,7 +86,7 @@ run_once() {
   "$bin/fleet_traffic" prepare --group "$ELIGIBILITY_CONSUMER_GROUP"
   for i in $(seq 0 $((count - 1))); do
     local addr="127.0.0.1:$(( ${FLEET_HTTP_PORT:-9464} + i ))" log="target/fleet-$mode-evaluator-$i.log"
-    ELIGIBILITY_HTTP_ADDR="$addr" "$evaluator" evaluator >"$log" 2>&1 &
+    ELIGIBILITY_HTTP_ADDR="$addr" "$evaluator" evaluator ${FLEET_EVALUATOR_ARGS:-} >"$log" 2>&1 &
     workers+=("$!")
     addrs+=("$addr")
     echo "== evaluator $i pid $! (log $log, metrics http://$addr/metrics)"
@@ -118,7 +130,8 @@ run_once() {
     echo "== $count evaluator(s) on the 16 partitions ($evaluator)"
     "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
-      --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}"
+      --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}" \
+      --warm-up "${FLEET_BENCH_WARMUP:-0}"
     echo "== per evaluator: rules held (its partitions' states + central) and resident memory"
     for i in "${!addrs[@]}"; do
       local held rss

@@ -29,6 +29,11 @@ pub struct Record {
 }
 
 impl Record {
+    /// The bytes of its value.
+    pub fn payload_len(&self) -> usize {
+        self.payload.as_ref().map_or(0, Vec::len)
+    }
+
     pub fn from_message(message: &impl Message) -> Record {
         Record {
             topic: message.topic().to_string(),
@@ -98,8 +103,14 @@ pub enum Polled {
 /// previous batch arrive back to back and the batch grows towards `max_records`.
 pub const QUIET_GAP: Duration = Duration::from_millis(1);
 
-/// Waits for a first record, then takes more until `max_records`, until `max_wait` after the
-/// first, or until the stream has been quiet for [`QUIET_GAP`], whichever comes first.
+/// A batch also closes once its record values reach this many bytes, so that the values a
+/// worker holds (the batch it evaluates and the batches still being committed) stay bounded
+/// however large `max_records` and the records are.
+pub const MAX_BATCH_BYTES: usize = 32 << 20;
+
+/// Waits for a first record, then takes more until `max_records` (or [`MAX_BATCH_BYTES`]),
+/// until `max_wait` after the first, or until the stream has been quiet for [`QUIET_GAP`],
+/// whichever comes first.
 pub async fn poll_batch(
     consumer: &Consumer,
     max_records: usize,
@@ -112,12 +123,17 @@ pub async fn poll_batch(
         _ = tokio::time::sleep(Duration::from_secs(1)) => return Ok(Polled::Idle),
     };
     let mut records = vec![Record::from_message(&first)];
+    let mut bytes = records[0].payload_len();
     let deadline = tokio::time::Instant::now() + max_wait;
-    while records.len() < max_records.max(1) {
+    while records.len() < max_records.max(1) && bytes < MAX_BATCH_BYTES {
         let quiet = (tokio::time::Instant::now() + QUIET_GAP).min(deadline);
         tokio::select! {
             message = consumer.recv() => match message {
-                Ok(message) => records.push(Record::from_message(&message)),
+                Ok(message) => {
+                    let record = Record::from_message(&message);
+                    bytes += record.payload_len();
+                    records.push(record);
+                }
                 // The records in hand are processed; the next poll meets the error again.
                 Err(_) => break,
             },

@@ -40,14 +40,29 @@ pub fn client_config(kafka: &KafkaConfig) -> ClientConfig {
     config
 }
 
+/// Sets each of `defaults` that no pass-through property set: tuning is the operator's to
+/// change, while the settings a guarantee rests on are set after this, unconditionally.
+fn with_defaults<'a>(
+    config: &'a mut ClientConfig,
+    defaults: &[(&str, &str)],
+) -> &'a mut ClientConfig {
+    for (name, value) in defaults {
+        if config.get(name).is_none() {
+            config.set(*name, *value);
+        }
+    }
+    config
+}
+
 /// An idempotent producer: a retried send is written once, in order.
 pub fn producer(kafka: &KafkaConfig) -> Result<FutureProducer, rdkafka::error::KafkaError> {
-    client_config(kafka)
-        .set("enable.idempotence", "true")
-        .set("acks", "all")
-        .set("linger.ms", "2")
-        .set("message.timeout.ms", "30000")
-        .create()
+    with_defaults(
+        &mut client_config(kafka),
+        &[("linger.ms", "2"), ("message.timeout.ms", "30000")],
+    )
+    .set("enable.idempotence", "true")
+    .set("acks", "all")
+    .create()
 }
 
 /// What the consumer's group currently assigns to this process. The main loop reads it to
@@ -100,18 +115,22 @@ pub fn consumer(
 ) -> Result<(Consumer, RebalanceTracker), rdkafka::error::KafkaError> {
     use rdkafka::consumer::Consumer as _;
     let tracker = RebalanceTracker::default();
-    let consumer: Consumer = client_config(kafka)
-        .set("group.id", group)
-        .set("enable.auto.commit", "false")
-        .set("enable.auto.offset.store", "false")
-        .set("auto.offset.reset", "earliest")
-        .set("session.timeout.ms", "10000")
-        .set("partition.assignment.strategy", "range")
-        // A fetch returns as soon as there is a record; an idle partition's fetch is answered
-        // within 10 ms instead of librdkafka's 500, which would otherwise be the floor of
-        // every update's latency on a quiet stream.
-        .set("fetch.wait.max.ms", "10")
-        .create_with_context(tracker.clone())?;
+    let consumer: Consumer = with_defaults(
+        &mut client_config(kafka),
+        &[
+            ("auto.offset.reset", "earliest"),
+            ("session.timeout.ms", "10000"),
+            ("partition.assignment.strategy", "range"),
+            // A fetch returns as soon as there is a record; an idle partition's fetch is
+            // answered within 10 ms instead of librdkafka's 500, which would otherwise be the
+            // floor of every update's latency on a quiet stream.
+            ("fetch.wait.max.ms", "10"),
+        ],
+    )
+    .set("group.id", group)
+    .set("enable.auto.commit", "false")
+    .set("enable.auto.offset.store", "false")
+    .create_with_context(tracker.clone())?;
     consumer.subscribe(topics)?;
     Ok((consumer, tracker))
 }

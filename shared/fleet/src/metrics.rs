@@ -25,6 +25,7 @@ pub const ORACLE_CHECKS: &str = "eligibility_oracle_checks_total";
 pub const EXPLANATION_FALLBACKS: &str = "eligibility_explanation_fallbacks_total";
 pub const RECORDS_ROUTED: &str = "eligibility_records_routed_total";
 pub const RULES_HELD: &str = "eligibility_rules_held";
+pub const BATCHES_IN_FLIGHT: &str = "eligibility_batches_in_flight";
 pub const API_REQUESTS: &str = "eligibility_api_requests_total";
 pub const API_REQUEST_DURATION: &str = "eligibility_api_request_seconds";
 pub const API_CACHE: &str = "eligibility_api_cache_total";

@@ -291,8 +291,8 @@ impl Tail {
     }
 }
 
-/// Below this many users a batch's passes run on the calling thread: a thread costs more
-/// than it saves.
+/// The fewest users a task of the thread pool takes: a batch of fewer than twice this many
+/// runs on the calling thread, where handing work over would cost more than it saves.
 const USERS_PER_THREAD: usize = 32;
 
 /// One user's passes in a batch, in record order.
@@ -328,19 +328,17 @@ fn run_passes(
         });
         users[slot].work.push((w, outcomes));
     }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(users.len() / USERS_PER_THREAD)
-        .max(1);
-    if threads == 1 {
+    // On the process's pool of threads, which live as long as it does: a thread spawned per
+    // batch started with an empty allocator heap and left its pages to be reclaimed when it
+    // ended, which cost more than the passes themselves (docs/fleet.md "Where the time goes").
+    if users.len() < 2 * USERS_PER_THREAD {
         users.iter_mut().for_each(|u| u.run(book));
     } else {
-        let per_thread = users.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            for chunk in users.chunks_mut(per_thread) {
-                scope.spawn(move || chunk.iter_mut().for_each(|u| u.run(book)));
-            }
-        });
+        use rayon::prelude::*;
+        users
+            .par_iter_mut()
+            .with_min_len(USERS_PER_THREAD)
+            .for_each(|u| u.run(book));
     }
     let mut audit = Vec::new();
     let mut events = Vec::new();

@@ -39,7 +39,7 @@ struct Batch {
 
 impl InFlight {
     /// Tails running at once: one publishing while the one before it commits.
-    pub const MAX: usize = 2;
+    pub const MAX: usize = 4;
 
     /// Each user some batch in flight changed, in its latest state.
     pub fn users(&self) -> HashMap<&str, &UserState> {
@@ -70,10 +70,15 @@ impl InFlight {
     {
         let (done, committed) = oneshot::channel();
         let after = self.last.replace(committed);
-        self.batches.push_back(Batch {
-            task: tokio::spawn(tail(after, done)),
-            users,
+        let running = metrics::gauge!(fleet::metrics::BATCHES_IN_FLIGHT);
+        running.increment(1.0);
+        let tail = tail(after, done);
+        let task = tokio::spawn(async move {
+            let finished = tail.await;
+            running.decrement(1.0);
+            finished
         });
+        self.batches.push_back(Batch { task, users });
     }
 
     /// Waits for every tail; returns the offsets they committed.

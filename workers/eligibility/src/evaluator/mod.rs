@@ -300,6 +300,7 @@ pub async fn run(config: Config, shutdown: Shutdown, bounds: BatchBounds) -> any
             ),
         ],
     );
+    metrics::gauge!(fleet::metrics::BATCHES_IN_FLIGHT).set(0.0);
     let (consumer, tracker) = fleet::kafka::consumer(&config.kafka, &group, &topic_refs)?;
     let consumer = Arc::new(consumer);
     tokio::spawn(fleet::lag::watch(
