@@ -7,7 +7,8 @@
 #                             FLEET_BENCH_RATES, default 100,1000,0; 0 = as fast as possible;
 #                             FLEET_BENCH_WORKLOAD wide|drift: what an update does to income;
 #                             FLEET_BENCH_WARMUP=N: N updates at full speed first, reported
-#                             apart as "warm-up";
+#                             apart as "warm-up"; FLEET_BENCH_SECONDS: a paced phase's length
+#                             (default 10, at most FLEET_BENCH_UPDATES updates);
 #                             FLEET_BENCH_EVALUATORS, default "1 2 4": one run per evaluator count;
 #                             after each, every evaluator's rules held and resident memory;
 #                             FLEET_BENCH_BASELINE=<an earlier eligibility binary>: each count is
@@ -131,7 +132,7 @@ run_once() {
     "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
       --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}" \
-      --warm-up "${FLEET_BENCH_WARMUP:-0}"
+      --warm-up "${FLEET_BENCH_WARMUP:-0}" --seconds "${FLEET_BENCH_SECONDS:-10}"
     echo "== per evaluator: rules held (its partitions' states + central) and resident memory"
     for i in "${!addrs[@]}"; do
       local held rss

@@ -51,9 +51,13 @@ enum What {
         /// Citizens created before the measured updates.
         #[arg(long, default_value_t = 2000)]
         users: usize,
-        /// Profile updates of the saturation phase (a paced phase sends 10 s worth, at most this).
+        /// Profile updates of the saturation phase (a paced phase sends `seconds` worth, at
+        /// most this).
         #[arg(long, default_value_t = 20_000)]
         updates: usize,
+        /// How long a paced phase sends.
+        #[arg(long, default_value_t = 10)]
+        seconds: usize,
         /// Offered loads, updates/s, one phase each; 0 = as fast as the broker takes them.
         #[arg(long, value_delimiter = ',', default_value = "100,1000,0")]
         rates: Vec<u32>,
@@ -292,12 +296,14 @@ async fn main() -> Result<()> {
             rates,
             workload,
             warm_up,
+            seconds,
             group,
         } => {
             let phases = Phases {
                 warm_up,
                 rates,
                 updates,
+                seconds,
             };
             bench(&env, users, &phases, workload, &group).await
         }
@@ -883,6 +889,7 @@ struct Phases {
     warm_up: usize,
     rates: Vec<u32>,
     updates: usize,
+    seconds: usize,
 }
 
 impl Phases {
@@ -891,7 +898,11 @@ impl Phases {
         let warm_up = (self.warm_up > 0).then(|| ("warm-up".to_string(), 0, self.warm_up));
         let measured = self.rates.iter().map(|&rate| match rate {
             0 => ("max".to_string(), 0, self.updates),
-            _ => (rate.to_string(), rate, self.updates.min(rate as usize * 10)),
+            _ => (
+                rate.to_string(),
+                rate,
+                self.updates.min(rate as usize * self.seconds),
+            ),
         });
         warm_up.into_iter().chain(measured).collect()
     }
