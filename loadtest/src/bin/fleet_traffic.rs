@@ -1132,7 +1132,7 @@ async fn run_phase(
         }
     }
     latencies.sort_unstable();
-    // Where a tail comes from: the second of the phase whose updates waited longest.
+    // Where a tail comes from: the p99 of the updates sent in each second of the phase.
     let seconds: Vec<(i64, i64, usize)> = by_second
         .into_iter()
         .map(|(second, mut waits)| {
@@ -1174,7 +1174,6 @@ async fn run_phase(
             .sum()
     };
     let events = produced(&metrics_after) - produced(&metrics_before);
-
     Ok(Phase {
         steps,
         events_per_update: events / profiles.len() as f64,
@@ -1211,14 +1210,10 @@ async fn rows_written(pool: &deadpool_postgres::Pool) -> Result<i64> {
         .get(0))
 }
 
-/// The running workers' metrics, summed by series over the workers of `FLEET_METRICS_ADDRS`
-/// (comma-separated `host:port`, as scripts/fleet.sh sets it; else `ELIGIBILITY_HTTP_ADDR`);
-/// a worker that cannot be read adds nothing.
-/// Waits (at most 60 s) until the workers' cache writes stop counting for a second.
+/// Waits (at most 150 s) until the workers have no batch in flight, seen twice in a row: a
+/// worker's last batches may still be publishing and writing the cache after their offsets are
+/// committed. A build without that gauge: until its cache writes stop counting for a second.
 async fn workers_settled() {
-    // A worker's last batches may still be publishing and writing the cache after their
-    // offsets are committed: the phase starts once none is. (A build without that gauge: once
-    // its cache writes have stopped for a second.)
     let in_flight = |m: &HashMap<String, f64>| -> Option<f64> {
         m.iter()
             .filter(|(k, _)| k.starts_with("eligibility_batches_in_flight"))
@@ -1239,19 +1234,23 @@ async fn workers_settled() {
     for _ in 0..600 {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let metrics = worker_metrics().await;
-        let quiet = match in_flight(&metrics) {
-            Some(running) => running == 0.0,
-            None => std::mem::replace(&mut last, cache_writes(&metrics)) == last,
+        let (quiet, needed) = match in_flight(&metrics) {
+            Some(running) => (running == 0.0, 2),
+            None => (
+                std::mem::replace(&mut last, cache_writes(&metrics)) == last,
+                4,
+            ),
         };
         quiet_polls = if quiet { quiet_polls + 1 } else { 0 };
-        // Twice in a row; a second of quiet cache writes for a build without the gauge.
-        let needed = if in_flight(&metrics).is_some() { 2 } else { 4 };
         if quiet_polls >= needed {
             return;
         }
     }
 }
 
+/// The running workers' metrics, summed by series over the workers of `FLEET_METRICS_ADDRS`
+/// (comma-separated `host:port`, as scripts/fleet.sh sets it; else `ELIGIBILITY_HTTP_ADDR`);
+/// a worker that cannot be read adds nothing.
 async fn worker_metrics() -> HashMap<String, f64> {
     let addrs = std::env::var("FLEET_METRICS_ADDRS")
         .or_else(|_| std::env::var("ELIGIBILITY_HTTP_ADDR"))

@@ -38,7 +38,9 @@ struct Batch {
 }
 
 impl InFlight {
-    /// Tails running at once: one publishing while the one before it commits.
+    /// Tails running at once. Commits are one after another, but publishing is not: with
+    /// four, a batch publishes as soon as it is evaluated while earlier ones commit, instead
+    /// of waiting for the oldest commit (which put that wait into every update's latency).
     pub const MAX: usize = 4;
 
     /// Each user some batch in flight changed, in its latest state.
