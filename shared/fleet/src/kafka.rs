@@ -56,13 +56,18 @@ fn with_defaults<'a>(
 
 /// An idempotent producer: a retried send is written once, in order.
 pub fn producer(kafka: &KafkaConfig) -> Result<FutureProducer, rdkafka::error::KafkaError> {
+    producer_config(kafka).create()
+}
+
+fn producer_config(kafka: &KafkaConfig) -> ClientConfig {
+    let mut config = client_config(kafka);
     with_defaults(
-        &mut client_config(kafka),
+        &mut config,
         &[("linger.ms", "2"), ("message.timeout.ms", "30000")],
     )
     .set("enable.idempotence", "true")
-    .set("acks", "all")
-    .create()
+    .set("acks", "all");
+    config
 }
 
 /// What the consumer's group currently assigns to this process. The main loop reads it to
@@ -318,5 +323,27 @@ fn settle<Canceled>(
         Err(_) => {
             first_error.get_or_insert(rdkafka::error::KafkaError::Canceled);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_property_overrides_a_tuning_default_but_not_a_guarantee() {
+        let mut kafka = KafkaConfig::plaintext("127.0.0.1:9092");
+        let default = producer_config(&kafka);
+        assert_eq!(default.get("linger.ms"), Some("2"));
+        kafka.properties = vec![
+            ("linger.ms".into(), "20".into()),
+            ("acks".into(), "1".into()),
+            ("enable.idempotence".into(), "false".into()),
+        ];
+        let tuned = producer_config(&kafka);
+        assert_eq!(tuned.get("linger.ms"), Some("20"));
+        assert_eq!(tuned.get("message.timeout.ms"), Some("30000"));
+        assert_eq!(tuned.get("acks"), Some("all"));
+        assert_eq!(tuned.get("enable.idempotence"), Some("true"));
     }
 }
