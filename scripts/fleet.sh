@@ -14,7 +14,10 @@
 #                             FLEET_BENCH_BASELINE=<an earlier eligibility binary>: each count is
 #                             run with it first, then with this build, for a side-by-side ratio;
 #                             FLEET_BENCH_FRESH_BROKER=1: restart the in-memory broker before each
-#                             run; FLEET_EVALUATOR_ARGS: extra flags for each evaluator)
+#                             run; FLEET_EVALUATOR_ARGS: extra flags for each evaluator;
+#                             FLEET_BENCH_KEEP_RECORDS=1: keep every record on the broker (by
+#                             default the bench deletes what the group committed, every second,
+#                             as retention would: the local broker slows as it fills))
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
 #                             re-evaluate every citizen end to end (FLEET_BENCH_EVALUATORS,
@@ -132,7 +135,8 @@ run_once() {
     "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
       --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}" \
-      --warm-up "${FLEET_BENCH_WARMUP:-0}" --seconds "${FLEET_BENCH_SECONDS:-10}"
+      --warm-up "${FLEET_BENCH_WARMUP:-0}" --seconds "${FLEET_BENCH_SECONDS:-10}" \
+      ${FLEET_BENCH_KEEP_RECORDS:+--keep-records}
     echo "== per evaluator: rules held (its partitions' states + central) and resident memory"
     for i in "${!addrs[@]}"; do
       local held rss

@@ -3,6 +3,8 @@
 //! - [`corpus`]: synthetic scheme corpora of any size over all 36 states/UTs and central schemes,
 //!   as rule documents that go through the engine's real loader.
 //! - [`chaos`]: the checker of a chaos run (stores, cache and events against what was sent).
+//! - [`retention`]: deletes the records an evaluator group has committed from the local broker
+//!   during a benchmark, as a production broker's retention would.
 //! - [`citizens`]: synthetic citizens with realistic distributions (state populations, age,
 //!   log-normal income, social categories, documents), as profile JSON.
 //! - `zen` (feature `zen`): the same rules as a zen-engine decision graph, for the side-by-side
@@ -13,6 +15,7 @@
 pub mod chaos;
 pub mod citizens;
 pub mod corpus;
+pub mod retention;
 #[cfg(feature = "zen")]
 pub mod zen;
 

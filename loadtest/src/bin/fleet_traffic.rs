@@ -24,6 +24,7 @@ use fleet::events::*;
 use fleet::kafka::Outgoing;
 use fleet::topics::*;
 use loadtest::citizens::{CitizenSpec, Citizens};
+use loadtest::retention;
 use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::{Message, Offset, TopicPartitionList};
 use serde_json::Value as Json;
@@ -72,6 +73,11 @@ enum What {
         /// income is evaluated again), so the first phase would carry that extra work.
         #[arg(long, default_value_t = 0)]
         warm_up: usize,
+        /// Keep every record on the broker. By default the records the group has committed are
+        /// deleted every second, as retention would (see `loadtest::retention`: the local
+        /// broker's fetch and produce slow down as its partitions grow).
+        #[arg(long)]
+        keep_records: bool,
         /// The evaluator's consumer group (whose committed offsets mark "done").
         #[arg(long)]
         group: String,
@@ -297,6 +303,7 @@ async fn main() -> Result<()> {
             workload,
             warm_up,
             seconds,
+            keep_records,
             group,
         } => {
             let phases = Phases {
@@ -305,7 +312,22 @@ async fn main() -> Result<()> {
                 updates,
                 seconds,
             };
-            bench(&env, users, &phases, workload, &group).await
+            // Two connections: the bench's own queries and the retention task's.
+            let pool = fleet::postgres::pool(&env.database_url, 2)?;
+            let retention = (!keep_records).then(|| {
+                let (kafka, pool, group) = (env.kafka.clone(), pool.clone(), group.clone());
+                tokio::spawn(async move {
+                    let topics = [USER_METADATA_UPDATED];
+                    if let Err(e) =
+                        retention::delete_committed(&kafka, &pool, &group, &topics).await
+                    {
+                        eprintln!("  (committed records are no longer deleted: {e:#})");
+                    }
+                })
+            });
+            let result = bench(&env, &pool, users, &phases, workload, &group).await;
+            retention.inspect(tokio::task::JoinHandle::abort);
+            result
         }
         What::RuleChange { users, rule, group } => rule_change(&env, users, &rule, &group).await,
         What::Chaos {
@@ -910,14 +932,14 @@ impl Phases {
 
 async fn bench(
     env: &Env,
+    pool: &deadpool_postgres::Pool,
     users: usize,
     phases: &Phases,
     workload: Workload,
     group: &str,
 ) -> Result<()> {
-    let pool = fleet::postgres::pool(&env.database_url, 1)?;
     // Phase 1: every citizen's first evaluation (all schemes), not measured.
-    let base = create_citizens(env, &pool, group, users, 0).await?;
+    let base = create_citizens(env, pool, group, users, 0).await?;
     // A first evaluation caches every scheme of every citizen after its commit; measuring
     // starts once the workers are done with that, not while they still are.
     workers_settled().await;
@@ -959,7 +981,7 @@ async fn bench(
             .collect();
         sent += count;
         workers_settled().await;
-        let phase = run_phase(env, &pool, group, &changed, rate).await?;
+        let phase = run_phase(env, pool, group, &changed, rate).await?;
         println!(
             "{:>10} {:>8} {:>10.0} {:>8} {:>8} {:>8} {:>11.1} {:>12.1} {:>10.1}",
             label,
