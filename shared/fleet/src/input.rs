@@ -108,9 +108,36 @@ pub const QUIET_GAP: Duration = Duration::from_millis(1);
 /// however large `max_records` and the records are.
 pub const MAX_BATCH_BYTES: usize = 32 << 20;
 
-/// Waits for a first record, then takes more until `max_records` (or [`MAX_BATCH_BYTES`]),
-/// until `max_wait` after the first, or until the stream has been quiet for [`QUIET_GAP`],
-/// whichever comes first.
+/// How full a batch being polled is: it takes records until `max_records` (at least one) or
+/// until its values reach [`MAX_BATCH_BYTES`], whichever comes first.
+struct Fill {
+    records: usize,
+    bytes: usize,
+    max_records: usize,
+}
+
+impl Fill {
+    fn new(max_records: usize) -> Fill {
+        Fill {
+            records: 0,
+            bytes: 0,
+            max_records: max_records.max(1),
+        }
+    }
+
+    fn add(&mut self, record: &Record) {
+        self.records += 1;
+        self.bytes += record.payload_len();
+    }
+
+    fn is_full(&self) -> bool {
+        self.records >= self.max_records || self.bytes >= MAX_BATCH_BYTES
+    }
+}
+
+/// Waits for a first record, then takes more until the batch is full (`max_records` or
+/// [`MAX_BATCH_BYTES`]), until `max_wait` after the first, or until the stream has been quiet
+/// for [`QUIET_GAP`], whichever comes first.
 pub async fn poll_batch(
     consumer: &Consumer,
     max_records: usize,
@@ -122,16 +149,17 @@ pub async fn poll_batch(
         _ = shutdown.clone().wait() => return Ok(Polled::Shutdown),
         _ = tokio::time::sleep(Duration::from_secs(1)) => return Ok(Polled::Idle),
     };
+    let mut fill = Fill::new(max_records);
     let mut records = vec![Record::from_message(&first)];
-    let mut bytes = records[0].payload_len();
+    fill.add(&records[0]);
     let deadline = tokio::time::Instant::now() + max_wait;
-    while records.len() < max_records.max(1) && bytes < MAX_BATCH_BYTES {
+    while !fill.is_full() {
         let quiet = (tokio::time::Instant::now() + QUIET_GAP).min(deadline);
         tokio::select! {
             message = consumer.recv() => match message {
                 Ok(message) => {
                     let record = Record::from_message(&message);
-                    bytes += record.payload_len();
+                    fill.add(&record);
                     records.push(record);
                 }
                 // The records in hand are processed; the next poll meets the error again.
@@ -248,5 +276,52 @@ pub async fn decode<T: DeserializeOwned>(codec: &Codec, record: &Record) -> Resu
             e.to_string(),
         )),
         Err(e) => Err(Rejected::new(record, "retries_exhausted", e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(value_bytes: usize) -> Record {
+        Record {
+            topic: "user.metadata.updated".into(),
+            partition: 0,
+            offset: 0,
+            key: None,
+            payload: Some(vec![0; value_bytes]),
+            timestamp_ms: None,
+            headers: vec![],
+        }
+    }
+
+    /// Records added to a fresh [`Fill`] until it is full.
+    fn records_until_full(max_records: usize, value_bytes: usize) -> usize {
+        let mut fill = Fill::new(max_records);
+        let one = record(value_bytes);
+        while !fill.is_full() {
+            fill.add(&one);
+        }
+        fill.records
+    }
+
+    #[test]
+    fn a_batch_of_small_records_closes_at_max_records() {
+        assert_eq!(records_until_full(2000, 2 * 1024), 2000);
+    }
+
+    #[test]
+    fn a_batch_of_large_records_closes_at_max_batch_bytes_before_max_records() {
+        // 200 KiB values (under MAX_RECORD_BYTES): 32 MiB is reached by the 164th.
+        let value = 200 * 1024;
+        let taken = records_until_full(2000, value);
+        assert_eq!(taken, MAX_BATCH_BYTES.div_ceil(value));
+        assert!(taken < 2000);
+    }
+
+    #[test]
+    fn a_batch_takes_at_least_one_record() {
+        assert_eq!(records_until_full(0, 10), 1);
+        assert_eq!(records_until_full(10, MAX_BATCH_BYTES + 1), 1);
     }
 }
