@@ -137,12 +137,15 @@ run_once() {
       --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}" \
       --warm-up "${FLEET_BENCH_WARMUP:-0}" --seconds "${FLEET_BENCH_SECONDS:-10}" \
       ${FLEET_BENCH_KEEP_RECORDS:+--keep-records}
-    echo "== per evaluator: rules held (its partitions' states + central) and resident memory"
+    # CPU time over the whole run (citizens, warm-up, phases): the same updates for every
+    # build, so it compares builds' cost per update where latency is too noisy to.
+    echo "== per evaluator: rules held (its partitions' states + central), resident memory, CPU time"
     for i in "${!addrs[@]}"; do
-      local held rss
+      local held rss cpu
       held=$(curl -sf "http://${addrs[$i]}/metrics" | awk '/^eligibility_rules_held /{print $2}')
       rss=$(ps -o rss= -p "${workers[$i]}" | awk '{printf "%.0f", $1/1024}')
-      echo "evaluator $i: ${held:-?} rules held, ${rss:-?} MiB resident"
+      cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/${workers[$i]}/stat" 2>/dev/null || true)
+      echo "evaluator $i: ${held:-?} rules held, ${rss:-?} MiB resident, ${cpu:-?} s CPU"
     done
   fi
   stop

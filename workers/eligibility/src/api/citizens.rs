@@ -409,7 +409,7 @@ pub async fn gaps(
     let stored = stored_user(&service, &caller, &user_id, Caller::may_read_user).await?;
     let profile = &stored.state.profile.as_ref().expect("checked").profile;
     let mut items = Vec::new();
-    for (scheme_id, verdict) in &stored.state.verdicts {
+    for (scheme_id, verdict) in stored.state.verdicts.iter() {
         if matches!(
             verdict.known.verdict,
             Verdict::Eligible | Verdict::NotApplicable

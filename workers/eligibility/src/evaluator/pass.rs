@@ -69,10 +69,15 @@ pub struct NewVerdict {
 }
 
 /// What the store knows of a user, and which of its verdicts this batch touched.
+///
+/// The stored profile and verdicts are shared (`Arc`) between a batch still being committed and
+/// the next batch that carries the user over: a pass replaces the profile and copies the
+/// verdicts (`Arc::make_mut`) only when it changes one, instead of every carried user being
+/// copied whole before its pass.
 #[derive(Debug, Clone, Default)]
 pub struct UserState {
-    pub profile: Option<StoredProfile>,
-    pub verdicts: BTreeMap<Arc<str>, StoredVerdict>,
+    pub profile: Option<Arc<StoredProfile>>,
+    pub verdicts: Arc<BTreeMap<Arc<str>, StoredVerdict>>,
     /// Schemes whose verdict changed (present in `verdicts`) or left (absent): the user's row is
     /// written again when there is any, and the cache entries of these are refreshed.
     pub touched: BTreeSet<String>,
@@ -342,14 +347,14 @@ impl<'a> Inputs<'a> {
             user.snapshots
                 .push((self.profile.input_snapshot_hash.clone(), self.json.clone()));
         }
-        user.profile = Some(StoredProfile {
+        user.profile = Some(Arc::new(StoredProfile {
             profile: self.profile,
             json: self.json,
             state,
             as_of,
             position: self.position,
             next_age_change,
-        });
+        }));
     }
 }
 
@@ -643,7 +648,7 @@ impl Pass<'_> {
             out.events.push(event);
         }
         let reference = self.book.reference(change.index);
-        user.verdicts.insert(
+        Arc::make_mut(&mut user.verdicts).insert(
             reference.scheme_id.clone(),
             StoredVerdict {
                 rule_key: self.book.key(change.index),
@@ -698,7 +703,10 @@ fn leave(
     as_of: Date,
     out: &mut PassOutput,
 ) {
-    let Some(stored) = user.verdicts.remove(scheme) else {
+    if !user.verdicts.contains_key(scheme) {
+        return;
+    }
+    let Some(stored) = Arc::make_mut(&mut user.verdicts).remove(scheme) else {
         return;
     };
     user.written.remove(scheme);
@@ -800,8 +808,8 @@ mod tests {
     /// the pass touched a verdict.
     #[derive(Default)]
     struct Store {
-        profile: Option<StoredProfile>,
-        verdicts: BTreeMap<Arc<str>, StoredVerdict>,
+        profile: Option<Arc<StoredProfile>>,
+        verdicts: Arc<BTreeMap<Arc<str>, StoredVerdict>>,
     }
 
     impl Store {
@@ -900,7 +908,7 @@ mod tests {
                 // (pipelining): it must be what the store reads back.
                 let (carried, stored) = (user.carried_over(), store.load());
                 prop_assert_eq!(&carried.verdicts, &stored.verdicts);
-                let snapshot = |p: Option<StoredProfile>| p.map(|p| (p.json, p.state, p.as_of, p.position, p.next_age_change));
+                let snapshot = |p: Option<Arc<StoredProfile>>| p.map(|p| (p.json.clone(), p.state.clone(), p.as_of, p.position.clone(), p.next_age_change));
                 prop_assert_eq!(snapshot(carried.profile), snapshot(stored.profile));
                 last = Some((profile, as_of));
             }

@@ -61,7 +61,7 @@ pub async fn load_users(
             .map_err(|report| {
                 IoError::internal(anyhow::anyhow!("stored profile of {user_id}: {report}"))
             })?;
-        states.entry(user_id).or_default().profile = Some(StoredProfile {
+        states.entry(user_id).or_default().profile = Some(Arc::new(StoredProfile {
             profile,
             json,
             state: row.get(2),
@@ -72,14 +72,14 @@ pub async fn load_users(
                 offset: row.get(6),
             },
             next_age_change: row.get::<_, Option<&str>>(7).map(date).transpose()?,
-        });
+        }));
     }
     for row in verdicts {
         let user_id: String = row.get(0);
         let packed: &[u8] = row.get(1);
         let unpacked = unpack_verdicts(book, packed)
             .map_err(|e| IoError::internal(anyhow::anyhow!("stored verdicts of {user_id}: {e}")))?;
-        states.entry(user_id).or_default().verdicts = unpacked;
+        states.entry(user_id).or_default().verdicts = Arc::new(unpacked);
     }
     Ok(states)
 }
