@@ -15,9 +15,9 @@
 #                             run with it first, then with this build, for a side-by-side ratio;
 #                             FLEET_BENCH_FRESH_BROKER=1: restart the in-memory broker before each
 #                             run; FLEET_EVALUATOR_ARGS: extra flags for each evaluator;
-#                             FLEET_BENCH_KEEP_RECORDS=1: keep every record on the broker (by
-#                             default the bench deletes what the group committed, every second,
-#                             as retention would: the local broker slows as it fills))
+#                             FLEET_BENCH_KEEP_RECORDS set (non-empty): keep every record on the
+#                             broker (by default the bench deletes what the group committed,
+#                             every second: the local broker slows as its partitions grow))
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
 #                             re-evaluate every citizen end to end (FLEET_BENCH_EVALUATORS,
