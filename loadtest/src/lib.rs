@@ -4,7 +4,7 @@
 //!   as rule documents that go through the engine's real loader.
 //! - [`chaos`]: the checker of a chaos run (stores, cache and events against what was sent).
 //! - [`retention`]: deletes the records an evaluator group has committed from the local broker
-//!   during a benchmark, as a production broker's retention would.
+//!   during a benchmark, so that its fetches stay as cheap as a production broker's.
 //! - [`citizens`]: synthetic citizens with realistic distributions (state populations, age,
 //!   log-normal income, social categories, documents), as profile JSON.
 //! - `zen` (feature `zen`): the same rules as a zen-engine decision graph, for the side-by-side

@@ -1,16 +1,18 @@
-//! Retention for the local broker during a benchmark: deletes the records an evaluator group
-//! has committed, as a production broker's retention would delete old segments.
+//! Deletes, during a benchmark, the records an evaluator group has committed from the local
+//! broker, so that its fetches stay as cheap as a production broker's.
 //!
 //! Why a benchmark needs it: the local broker's in-memory storage keeps every record batch as
-//! its own object and, on each fetch of a partition, lists every batch that partition ever
-//! held, under a lock that produce requests wait on. Its fetch and produce times therefore grow
-//! with the log (per record, 0.09 → 0.27 ms over six 10-second phases at 5,000 updates/s),
-//! and a sustained run measured the broker filling up rather than the fleet. A Kafka broker
-//! finds a fetch offset through a segment index, at a cost that does not grow with the log;
-//! deleting what is committed (DeleteRecords, the admin call behind `kafka-delete-records`)
-//! keeps the local broker's partitions short in the same way. Only records below the group's
-//! committed offsets in PostgreSQL are deleted: the fleet never reads them again.
+//! its own object, deletes nothing on its own (no retention), and, on each fetch of a partition,
+//! lists every batch that partition ever held, under a lock that produce requests wait on. Its
+//! fetch and produce times therefore grow with the log (per record, 0.09 → 0.27 ms over six
+//! 10-second phases at 5,000 updates/s), and a sustained run measured the broker filling up
+//! rather than the fleet. A Kafka broker finds a fetch offset through a segment index, at a cost
+//! that does not grow with the log. Deleting what is committed (DeleteRecords, the admin call
+//! behind `kafka-delete-records`) every second keeps the local broker's partitions short; that
+//! is far more often than production retention, and only for this reason. Only records below
+//! the group's committed offsets in PostgreSQL are deleted: the fleet never reads them again.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -23,8 +25,10 @@ use rdkafka::{Offset, TopicPartitionList};
 pub const EVERY: Duration = Duration::from_secs(1);
 
 /// Deletes, every [`EVERY`], the records of `topics` below `group`'s committed offsets, until
-/// the task is aborted. Returns early, with the broker's answer, if the broker refuses the
-/// deletion (a broker without DeleteRecords): the benchmark then runs as before.
+/// the task is aborted. A failed round (PostgreSQL or the broker unreachable for a moment) is
+/// reported and tried again at the next; the task ends, with the broker's answer, only if the
+/// broker refuses the deletion itself (a broker without DeleteRecords): the benchmark then runs
+/// with every record kept.
 pub async fn delete_committed(
     kafka: &KafkaConfig,
     pool: &deadpool_postgres::Pool,
@@ -34,31 +38,43 @@ pub async fn delete_committed(
     let admin: AdminClient<DefaultClientContext> = fleet::kafka::client_config(kafka).create()?;
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
     let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
-    let mut deleted_to = std::collections::HashMap::<(String, i32), i64>::new();
+    let mut deleted_to = HashMap::<(String, i32), i64>::new();
     loop {
         tokio::time::sleep(EVERY).await;
-        let rows = pool
-            .get()
-            .await?
-            .query(
-                "SELECT topic, partition, next_offset FROM consumer_offsets
-                 WHERE consumer_group = $1 AND topic = ANY($2)",
-                &[&group, &topics],
-            )
-            .await?;
-        let mut list = TopicPartitionList::new();
-        for row in rows {
-            let (topic, partition, next): (String, i32, i64) = (row.get(0), row.get(1), row.get(2));
-            if deleted_to.get(&(topic.clone(), partition)) != Some(&next) {
-                list.add_partition_offset(&topic, partition, Offset::Offset(next))?;
-                deleted_to.insert((topic, partition), next);
+        let round = async {
+            let rows = pool
+                .get()
+                .await?
+                .query(
+                    "SELECT topic, partition, next_offset FROM consumer_offsets
+                     WHERE consumer_group = $1 AND topic = ANY($2)",
+                    &[&group, &topics],
+                )
+                .await?;
+            let mut wanted = Vec::new();
+            let mut list = TopicPartitionList::new();
+            for row in rows {
+                let (topic, partition, next): (String, i32, i64) =
+                    (row.get(0), row.get(1), row.get(2));
+                if deleted_to.get(&(topic.clone(), partition)) != Some(&next) {
+                    list.add_partition_offset(&topic, partition, Offset::Offset(next))?;
+                    wanted.push(((topic, partition), next));
+                }
             }
-        }
-        if list.count() == 0 {
-            continue;
-        }
-        let result = admin.delete_records(&list, &options).await?;
-        if let Some(refused) = result.elements().iter().find(|e| e.error().is_err()) {
+            if wanted.is_empty() {
+                return Ok((wanted, list));
+            }
+            let answer = admin.delete_records(&list, &options).await?;
+            Ok::<_, anyhow::Error>((wanted, answer))
+        };
+        let (wanted, answer) = match round.await {
+            Ok(round) => round,
+            Err(e) => {
+                eprintln!("  (deleting committed records failed this round, retrying: {e:#})");
+                continue;
+            }
+        };
+        if let Some(refused) = answer.elements().iter().find(|e| e.error().is_err()) {
             anyhow::bail!(
                 "the broker refused to delete {}[{}] below {:?}: {:?}",
                 refused.topic(),
@@ -67,5 +83,6 @@ pub async fn delete_committed(
                 refused.error()
             );
         }
+        deleted_to.extend(wanted);
     }
 }

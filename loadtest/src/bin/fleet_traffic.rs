@@ -74,8 +74,8 @@ enum What {
         #[arg(long, default_value_t = 0)]
         warm_up: usize,
         /// Keep every record on the broker. By default the records the group has committed are
-        /// deleted every second, as retention would (see `loadtest::retention`: the local
-        /// broker's fetch and produce slow down as its partitions grow).
+        /// deleted every second (see `loadtest::retention`: the local broker's fetch and
+        /// produce slow down as its partitions grow).
         #[arg(long)]
         keep_records: bool,
         /// The evaluator's consumer group (whose committed offsets mark "done").
@@ -326,7 +326,9 @@ async fn main() -> Result<()> {
                 })
             });
             let result = bench(&env, &pool, users, &phases, workload, &group).await;
-            retention.inspect(tokio::task::JoinHandle::abort);
+            if let Some(task) = &retention {
+                task.abort();
+            }
             result
         }
         What::RuleChange { users, rule, group } => rule_change(&env, users, &rule, &group).await,

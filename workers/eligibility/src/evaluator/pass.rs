@@ -703,12 +703,13 @@ fn leave(
     as_of: Date,
     out: &mut PassOutput,
 ) {
+    // Checked first: `make_mut` copies verdicts shared with a batch in flight.
     if !user.verdicts.contains_key(scheme) {
         return;
     }
-    let Some(stored) = Arc::make_mut(&mut user.verdicts).remove(scheme) else {
-        return;
-    };
+    let stored = Arc::make_mut(&mut user.verdicts)
+        .remove(scheme)
+        .expect("checked above");
     user.written.remove(scheme);
     user.touched.insert(scheme.to_string());
     let (_, transitions) = compare(Some(&stored.known), None, cause);
