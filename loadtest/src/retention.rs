@@ -12,11 +12,11 @@
 //! is far more often than production retention, and only for this reason. Only records below
 //! the group's committed offsets in PostgreSQL are deleted: the fleet never reads them again.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::Result;
 use fleet::config::KafkaConfig;
+use fleet::offsets::Offsets;
 use rdkafka::admin::{AdminClient, AdminOptions};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::{Offset, TopicPartitionList};
@@ -37,35 +37,28 @@ pub async fn delete_committed(
 ) -> Result<()> {
     let admin: AdminClient<DefaultClientContext> = fleet::kafka::client_config(kafka).create()?;
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
-    let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
-    let mut deleted_to = HashMap::<(String, i32), i64>::new();
+    let mut deleted_to = Offsets::new();
     loop {
         tokio::time::sleep(EVERY).await;
+        // The committed offsets of `topics` that moved since the last deletion, and the broker's
+        // answer to deleting below them (None when none moved).
         let round = async {
-            let rows = pool
-                .get()
+            let wanted: Vec<_> = fleet::offsets::load(pool, group)
                 .await?
-                .query(
-                    "SELECT topic, partition, next_offset FROM consumer_offsets
-                     WHERE consumer_group = $1 AND topic = ANY($2)",
-                    &[&group, &topics],
-                )
-                .await?;
-            let mut wanted = Vec::new();
-            let mut list = TopicPartitionList::new();
-            for row in rows {
-                let (topic, partition, next): (String, i32, i64) =
-                    (row.get(0), row.get(1), row.get(2));
-                if deleted_to.get(&(topic.clone(), partition)) != Some(&next) {
-                    list.add_partition_offset(&topic, partition, Offset::Offset(next))?;
-                    wanted.push(((topic, partition), next));
-                }
-            }
+                .into_iter()
+                .filter(|(at, next)| {
+                    topics.contains(&at.0.as_str()) && deleted_to.get(at) != Some(next)
+                })
+                .collect();
             if wanted.is_empty() {
-                return Ok((wanted, list));
+                return Ok((wanted, None));
+            }
+            let mut list = TopicPartitionList::new();
+            for ((topic, partition), next) in &wanted {
+                list.add_partition_offset(topic, *partition, Offset::Offset(*next))?;
             }
             let answer = admin.delete_records(&list, &options).await?;
-            Ok::<_, anyhow::Error>((wanted, answer))
+            Ok::<_, anyhow::Error>((wanted, Some(answer)))
         };
         let (wanted, answer) = match round.await {
             Ok(round) => round,
@@ -74,7 +67,11 @@ pub async fn delete_committed(
                 continue;
             }
         };
-        if let Some(refused) = answer.elements().iter().find(|e| e.error().is_err()) {
+        let refused = answer
+            .iter()
+            .flat_map(|answer| answer.elements())
+            .find(|e| e.error().is_err());
+        if let Some(refused) = refused {
             anyhow::bail!(
                 "the broker refused to delete {}[{}] below {:?}: {:?}",
                 refused.topic(),
