@@ -73,6 +73,9 @@ impl Profile {
             }
         };
         let mut values = vec![None; catalogue.len()];
+        // `namespace.name`, built in one buffer: a profile has dozens of fields, and this runs
+        // on every update the evaluator reads.
+        let mut full = String::new();
         for (namespace, fields) in object {
             if namespace == "user_id" {
                 continue;
@@ -86,11 +89,14 @@ impl Profile {
                 continue;
             };
             for (name, value) in fields {
-                let full = format!("{namespace}.{name}");
-                let path = format!("/{namespace}/{name}");
+                full.clear();
+                full.push_str(namespace);
+                full.push('.');
+                full.push_str(name);
+                let path = || format!("/{namespace}/{name}");
                 let Some(id) = catalogue.id(&full) else {
                     problem(
-                        path,
+                        path(),
                         format!("unknown field `{full}`: not in the field catalogue"),
                         user_id.clone(),
                     );
@@ -101,7 +107,7 @@ impl Profile {
                 }
                 match parse_field(catalogue, id, value) {
                     Ok(v) => values[id] = Some(v),
-                    Err(reason) => problem(path, format!("`{full}`: {reason}"), user_id.clone()),
+                    Err(reason) => problem(path(), format!("`{full}`: {reason}"), user_id.clone()),
                 }
             }
         }

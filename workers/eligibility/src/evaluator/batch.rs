@@ -80,8 +80,9 @@ fn remember(pipeline: &Pipeline, committed: &Offsets) {
 struct Work {
     record: Record,
     user_id: String,
-    profile: Profile,
-    json: Json,
+    // Shared with the passes and the state they leave: cloned per pass, not copied.
+    profile: Arc<Profile>,
+    json: Arc<Json>,
     as_of: Date,
     /// The partition that owns the user (the partition map, by state and user id).
     owner: i32,
@@ -105,8 +106,8 @@ fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Resu
     Ok(Work {
         record: record.clone(),
         user_id: update.user_id,
-        profile,
-        json,
+        profile: Arc::new(profile),
+        json: Arc::new(json),
         as_of,
         owner,
     })

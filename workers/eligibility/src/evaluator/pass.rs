@@ -39,8 +39,8 @@ impl Position {
 
 #[derive(Debug, Clone)]
 pub struct StoredProfile {
-    pub profile: Profile,
-    pub json: Json,
+    pub profile: Arc<Profile>,
+    pub json: Arc<Json>,
     pub state: Option<String>,
     pub as_of: Date,
     pub position: Position,
@@ -85,7 +85,7 @@ pub struct UserState {
     pub written: BTreeMap<String, NewVerdict>,
     pub profile_touched: bool,
     /// Every profile this batch evaluated (input hash, JSON): audit rows point at them.
-    pub snapshots: Vec<(String, Json)>,
+    pub snapshots: Vec<(String, Arc<Json>)>,
 }
 
 impl UserState {
@@ -170,8 +170,8 @@ pub struct PassOutput {
 #[allow(clippy::large_enum_variant)]
 pub enum Trigger<'a> {
     Profile {
-        profile: Profile,
-        json: Json,
+        profile: Arc<Profile>,
+        json: Arc<Json>,
         position: Position,
         /// `profile.assembled`: re-evaluate every rule, not just those reading changed fields.
         full: bool,
@@ -228,7 +228,9 @@ pub fn run(
     let mut inputs = Inputs::of(user, trigger)?;
     // The profile as it reads on the pass's date: the age from the date of birth
     // (docs/semantics.md, "Age on a date").
-    inputs.profile = inputs.profile.into_on(as_of);
+    if let std::borrow::Cow::Owned(aged) = inputs.profile.on(as_of) {
+        inputs.profile = Arc::new(aged);
+    }
     let state = state_of(book, &inputs.profile);
     let previous_state = user.profile.as_ref().and_then(|p| p.state.clone());
     let candidates = book.candidates(state.as_deref(), as_of);
@@ -278,8 +280,8 @@ pub fn run(
 
 /// What a trigger evaluates: the new profile, or the stored one for a re-evaluation.
 struct Inputs<'a> {
-    profile: Profile,
-    json: Json,
+    profile: Arc<Profile>,
+    json: Arc<Json>,
     position: Position,
     /// `profile.assembled`: every rule, not only those reading changed fields.
     full: bool,
@@ -895,8 +897,8 @@ mod tests {
                     Vec::new()
                 };
                 let trigger = Trigger::Profile {
-                    profile: profile.clone(),
-                    json,
+                    profile: Arc::new(profile.clone()),
+                    json: Arc::new(json),
                     position: Position { topic: "t".into(), partition: 0, offset: offset as i64 },
                     full: false,
                     batch: &batch,
@@ -1021,8 +1023,8 @@ mod tests {
             let profile = Profile::from_json(&book.catalogue, &json, "t").unwrap();
             let mut user = store.load();
             let trigger = Trigger::Profile {
-                profile,
-                json,
+                profile: Arc::new(profile),
+                json: Arc::new(json),
                 position: Position {
                     topic: "t".into(),
                     partition: 0,

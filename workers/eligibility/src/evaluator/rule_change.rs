@@ -531,7 +531,7 @@ fn batch_outcomes(
         .collect();
     let with_profile: Vec<(&String, &engine::Profile)> = users
         .iter()
-        .filter_map(|u| Some((u, &states.get(u)?.profile.as_ref()?.profile)))
+        .filter_map(|u| Some((u, &*states.get(u)?.profile.as_ref()?.profile)))
         .collect();
     if rules.is_empty() || with_profile.is_empty() {
         return Ok(HashMap::new());

@@ -62,8 +62,8 @@ pub async fn load_users(
                 IoError::internal(anyhow::anyhow!("stored profile of {user_id}: {report}"))
             })?;
         states.entry(user_id).or_default().profile = Some(Arc::new(StoredProfile {
-            profile,
-            json,
+            profile: Arc::new(profile),
+            json: Arc::new(json),
             state: row.get(2),
             as_of: date(row.get(3))?,
             position: Position {
