@@ -78,7 +78,9 @@ fn remember(pipeline: &Pipeline, committed: &Offsets) {
 
 /// A validated profile update.
 struct Work {
-    record: Record,
+    position: pass::Position,
+    /// `profile.assembled`: every rule is evaluated again.
+    full: bool,
     user_id: String,
     // Shared with the passes and the state they leave: cloned per pass, not copied.
     profile: Arc<Profile>,
@@ -88,11 +90,11 @@ struct Work {
     owner: i32,
 }
 
-fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Result<Work, Rejected> {
+fn validate(book: &RuleBook, record: &Record, update: ProfileUpdate) -> Result<Work, Rejected> {
     let reject = |reason: String| Rejected::validation(record, reason);
     let json: Json = serde_json::from_str(&update.profile)
         .map_err(|e| reject(format!("profile: not JSON: {e}")))?;
-    let profile = Profile::from_json(&pipeline.book.catalogue, &json, &record.source())
+    let profile = Profile::from_json(&book.catalogue, &json, &record.source())
         .map_err(|report| reject(format!("profile: {report}")))?;
     if profile.user_id.as_deref() != Some(update.user_id.as_str()) {
         return Err(reject(format!(
@@ -101,10 +103,11 @@ fn validate(pipeline: &Pipeline, record: &Record, update: ProfileUpdate) -> Resu
         )));
     }
     let as_of = record.as_of(update.as_of.as_deref())?;
-    let state = pass::state_of(&pipeline.book, &profile);
+    let state = pass::state_of(book, &profile);
     let owner = partition_map().partition_for(state.as_deref(), &update.user_id);
     Ok(Work {
-        record: record.clone(),
+        position: pass::Position::of(record),
+        full: record.topic == PROFILE_ASSEMBLED,
         user_id: update.user_id,
         profile: Arc::new(profile),
         json: Arc::new(json),
@@ -118,7 +121,7 @@ async fn process_profiles(
     records: Vec<Record>,
 ) -> anyhow::Result<Offsets> {
     let mut next = Offsets::new();
-    let mut work = Vec::new();
+    let mut decoded = Vec::with_capacity(records.len());
     let mut forwards = Vec::new();
     let mut rejected = Vec::new();
     for record in &records {
@@ -130,15 +133,19 @@ async fn process_profiles(
             *slot = (*slot).max(record.offset + 1);
         }
         match decode::<ProfileUpdate>(&pipeline.codec, record).await {
-            Ok(update) => match validate(pipeline, record, update) {
-                // Another worker owns this user: the record goes there, and is committed here
-                // with the forward (a replay evaluates what it is given).
-                Ok(w) if w.owner != record.partition && !pipeline.replay => {
-                    forwards.push(fleet::routing::copy_to(record, w.owner))
-                }
-                Ok(w) => work.push(w),
-                Err(r) => rejected.push(r),
-            },
+            Ok(update) => decoded.push((record, update)),
+            Err(r) => rejected.push(r),
+        }
+    }
+    let mut work = Vec::with_capacity(decoded.len());
+    for (record, validated) in validate_all(&pipeline.book, decoded) {
+        match validated {
+            // Another worker owns this user: the record goes there, and is committed here
+            // with the forward (a replay evaluates what it is given).
+            Ok(w) if w.owner != record.partition && !pipeline.replay => {
+                forwards.push(fleet::routing::copy_to(record, w.owner))
+            }
+            Ok(w) => work.push(w),
             Err(r) => rejected.push(r),
         }
     }
@@ -166,6 +173,17 @@ async fn process_profiles(
         .in_flight
         .start(users, |after, done| tail.run(after, done));
     Ok(completed)
+}
+
+/// Validates the batch's updates, in record order, on every core: parsing and hashing a
+/// profile is most of the loop's own work per record ([`super::spread`]).
+fn validate_all<'r>(
+    book: &RuleBook,
+    decoded: Vec<(&'r Record, ProfileUpdate)>,
+) -> Vec<(&'r Record, Result<Work, Rejected>)> {
+    super::spread::map(decoded, |(record, update)| {
+        (record, validate(book, record, update))
+    })
 }
 
 type Evaluated = (HashMap<String, UserState>, Vec<PassAudit>, Vec<OutEvent>);
@@ -292,10 +310,6 @@ impl Tail {
     }
 }
 
-/// The fewest users a task of the thread pool takes: a batch of fewer than twice this many
-/// runs on the calling thread, where handing work over would cost more than it saves.
-const USERS_PER_THREAD: usize = 32;
-
 /// One user's passes in a batch, in record order.
 struct UserPasses<'a> {
     user_id: &'a str,
@@ -329,18 +343,7 @@ fn run_passes(
         });
         users[slot].work.push((w, outcomes));
     }
-    // On the process's pool of threads, which live as long as it does: a thread spawned per
-    // batch started with an empty allocator heap and left its pages to be reclaimed when it
-    // ended, which cost more than the passes themselves (docs/fleet.md "Where the time goes").
-    if users.len() < 2 * USERS_PER_THREAD {
-        users.iter_mut().for_each(|u| u.run(book));
-    } else {
-        use rayon::prelude::*;
-        users
-            .par_iter_mut()
-            .with_min_len(USERS_PER_THREAD)
-            .for_each(|u| u.run(book));
-    }
+    super::spread::for_each_mut(&mut users, |u| u.run(book));
     let mut audit = Vec::new();
     let mut events = Vec::new();
     for user in users {
@@ -361,8 +364,8 @@ impl UserPasses<'_> {
             let trigger = Trigger::Profile {
                 profile: w.profile.clone(),
                 json: w.json.clone(),
-                position: pass::Position::of(&w.record),
-                full: w.record.topic == PROFILE_ASSEMBLED,
+                position: w.position.clone(),
+                full: w.full,
                 batch,
             };
             if let Some(out) = pass::run(book, &w.user_id, &mut self.state, trigger, w.as_of) {

@@ -2,11 +2,12 @@
 //!
 //! - [`rulebook`], [`rules_store`]: the rules in effect, from PostgreSQL.
 //! - [`pass`]: one user's pass (pure): what to re-evaluate, transitions, what to store.
-//! - [`audit`]: a pass's packed audit record.
+//! - [`audit`]: a pass's packed audit record; [`verdicts`]: a user's stored verdicts.
 //! - [`store`]: the user state read before a micro-batch and the one transaction after it.
 //! - [`batch`]: one micro-batch end to end, its tail left running in [`in_flight`]; [`rule_change`]: `policy.rules.updated` and
 //!   `scheme.deadline.approaching`, which re-evaluate many users; [`sink`]: how both publish,
 //!   commit, cache and count what they produced.
+//! - [`spread`]: a batch's per-record and per-user work on every core.
 //! - [`lag`]: the consumer-lag gauges.
 //! - [`Pipeline`]: the connections and state a micro-batch needs; it is the evaluator's
 //!   [`fleet::worker::Stage`] in the shared consume loop.
@@ -31,7 +32,9 @@ pub mod rule_change;
 pub mod rulebook;
 pub mod rules_store;
 pub mod sink;
+pub mod spread;
 pub mod store;
+pub mod verdicts;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

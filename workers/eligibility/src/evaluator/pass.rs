@@ -18,6 +18,7 @@ use serde_json::Value as Json;
 
 use super::audit::PassAudit;
 use super::rulebook::{Candidates, RuleBook};
+use super::verdicts::SchemeVerdicts;
 
 /// Where a profile came from (replays of older records must not move a user back in time).
 #[derive(Debug, Clone, PartialEq)]
@@ -77,7 +78,7 @@ pub struct NewVerdict {
 #[derive(Debug, Clone, Default)]
 pub struct UserState {
     pub profile: Option<Arc<StoredProfile>>,
-    pub verdicts: Arc<BTreeMap<Arc<str>, StoredVerdict>>,
+    pub verdicts: Arc<SchemeVerdicts>,
     /// Schemes whose verdict changed (present in `verdicts`) or left (absent): the user's row is
     /// written again when there is any, and the cache entries of these are refreshed.
     pub touched: BTreeSet<String>,
@@ -391,7 +392,11 @@ fn plan(
         _ => (0..book.catalogue.len()).collect(),
     };
     let change = engine::deps::ProfileChange::new(&book.catalogue, changed_fields);
-    let reading = book.reading(&change.fields);
+    // Which rules read a changed field, by book index: asked of every candidate.
+    let mut reads_changed = vec![false; book.rule_count()];
+    for index in book.reading(&change.fields) {
+        reads_changed[index] = true;
+    }
     // A re-evaluation brings no new data: of the rules reading the age, those whose outcome
     // the age alone changed since the stored evaluation, found by evaluating both (so a
     // birthday re-evaluates exactly the pairs that change: docs/releases.md).
@@ -407,7 +412,7 @@ fn plan(
             None => true,
             Some(s) => {
                 s.rule_key != book.key(index)
-                    || reading.binary_search(&index).is_ok()
+                    || reads_changed[index]
                     || inputs
                         .only
                         .is_some_and(|schemes| schemes.contains(&rule.scheme_id))
@@ -459,13 +464,20 @@ fn plan(
 fn pair_with_stored<'a>(
     book: &RuleBook,
     candidates: &Candidates,
-    verdicts: &'a BTreeMap<Arc<str>, StoredVerdict>,
+    verdicts: &'a SchemeVerdicts,
 ) -> (Vec<Option<&'a StoredVerdict>>, Vec<Arc<str>>) {
     let mut paired = vec![None; candidates.indices.len()];
     let mut gone = Vec::new();
     let mut stored = verdicts.iter().peekable();
     for &at in &candidates.by_scheme {
-        let scheme = book.rule(candidates.indices[at]).scheme_id.as_str();
+        let index = candidates.indices[at];
+        // A verdict of this very rule version is this scheme's (its key names the version,
+        // which names the scheme): paired without comparing scheme ids, the usual case.
+        if let Some((_, verdict)) = stored.next_if(|(_, held)| held.rule_key == book.key(index)) {
+            paired[at] = Some(verdict);
+            continue;
+        }
+        let scheme = book.rule(index).scheme_id.as_str();
         while let Some((held, _)) = stored.next_if(|(held, _)| &***held < scheme) {
             gone.push(held.clone());
         }
@@ -812,7 +824,7 @@ mod tests {
     #[derive(Default)]
     struct Store {
         profile: Option<Arc<StoredProfile>>,
-        verdicts: Arc<BTreeMap<Arc<str>, StoredVerdict>>,
+        verdicts: Arc<SchemeVerdicts>,
     }
 
     impl Store {

@@ -115,6 +115,11 @@ impl RuleBook {
         self.keys[index]
     }
 
+    /// How many rules the book holds (book indices are below this).
+    pub fn rule_count(&self) -> usize {
+        self.keys.len()
+    }
+
     /// The stored rule version of the rule at `index`.
     pub fn reference(&self, index: usize) -> &RuleRef {
         &self.versions[&self.keys[index]]

@@ -2,7 +2,7 @@
 //! after it (pass audit records, the verdict rows of users with changes, snapshots, offsets).
 //! Every write is keyed deterministically, so writing a replayed batch again changes nothing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
@@ -18,6 +18,7 @@ use serde_json::Value as Json;
 use super::audit::PassAudit;
 use super::pass::{Position, StoredProfile, StoredVerdict, UserState};
 use super::rulebook::RuleBook;
+use super::verdicts::SchemeVerdicts;
 
 fn date(text: &str) -> Result<Date, IoError> {
     Date::parse(text)
@@ -53,35 +54,50 @@ pub async fn load_users(
         ),
     )
     .await?;
-    let mut states: HashMap<String, UserState> = HashMap::new();
-    for row in profiles {
+    // Parsed on every core: a user's profile is parsed and hashed again, and its verdicts
+    // unpacked into a map of a thousand entries ([`super::spread`]).
+    let profiles = super::spread::map(profiles, |row| stored_profile(catalogue, &row));
+    let verdicts = super::spread::map(verdicts, |row| {
         let user_id: String = row.get(0);
-        let json: Json = serde_json::from_str(row.get::<_, &str>(1)).map_err(IoError::internal)?;
-        let profile = Profile::from_json(catalogue, &json, &format!("snapshot of {user_id}"))
-            .map_err(|report| {
-                IoError::internal(anyhow::anyhow!("stored profile of {user_id}: {report}"))
-            })?;
-        states.entry(user_id).or_default().profile = Some(Arc::new(StoredProfile {
-            profile: Arc::new(profile),
-            json: Arc::new(json),
-            state: row.get(2),
-            as_of: date(row.get(3))?,
-            position: Position {
-                topic: row.get(4),
-                partition: row.get(5),
-                offset: row.get(6),
-            },
-            next_age_change: row.get::<_, Option<&str>>(7).map(date).transpose()?,
-        }));
-    }
-    for row in verdicts {
-        let user_id: String = row.get(0);
-        let packed: &[u8] = row.get(1);
-        let unpacked = unpack_verdicts(book, packed)
+        let unpacked = unpack_verdicts(book, row.get(1))
             .map_err(|e| IoError::internal(anyhow::anyhow!("stored verdicts of {user_id}: {e}")))?;
+        Ok::<_, IoError>((user_id, unpacked))
+    });
+    let mut states: HashMap<String, UserState> = HashMap::new();
+    for profile in profiles {
+        let (user_id, profile) = profile?;
+        states.entry(user_id).or_default().profile = Some(Arc::new(profile));
+    }
+    for verdicts in verdicts {
+        let (user_id, unpacked) = verdicts?;
         states.entry(user_id).or_default().verdicts = Arc::new(unpacked);
     }
     Ok(states)
+}
+
+/// A row of the profile query of [`load_users`]: the user and their stored profile.
+fn stored_profile(
+    catalogue: &engine::Catalogue,
+    row: &tokio_postgres::Row,
+) -> Result<(String, StoredProfile), IoError> {
+    let user_id: String = row.get(0);
+    let json: Json = serde_json::from_str(row.get::<_, &str>(1)).map_err(IoError::internal)?;
+    let profile = Profile::from_json(catalogue, &json, &format!("snapshot of {user_id}")).map_err(
+        |report| IoError::internal(anyhow::anyhow!("stored profile of {user_id}: {report}")),
+    )?;
+    let stored = StoredProfile {
+        profile: Arc::new(profile),
+        json: Arc::new(json),
+        state: row.get(2),
+        as_of: date(row.get(3))?,
+        position: Position {
+            topic: row.get(4),
+            partition: row.get(5),
+            offset: row.get(6),
+        },
+        next_age_change: row.get::<_, Option<&str>>(7).map(date).transpose()?,
+    };
+    Ok((user_id, stored))
 }
 
 /// Bytes per scheme in `user_verdicts.verdicts`: rule_key (4), outcome code (1), gaps
@@ -89,7 +105,7 @@ pub async fn load_users(
 const VERDICT_LEN: usize = 17;
 
 /// A user's verdicts in their stored form.
-pub fn pack_verdicts(verdicts: &BTreeMap<Arc<str>, StoredVerdict>) -> Vec<u8> {
+pub fn pack_verdicts(verdicts: &SchemeVerdicts) -> Vec<u8> {
     let mut out = Vec::with_capacity(verdicts.len() * VERDICT_LEN);
     for v in verdicts.values() {
         let outcome = Outcome {
@@ -105,10 +121,7 @@ pub fn pack_verdicts(verdicts: &BTreeMap<Arc<str>, StoredVerdict>) -> Vec<u8> {
 }
 
 /// The stored form back, by scheme; the rule versions are named by `book` (inactive ones too).
-pub fn unpack_verdicts(
-    book: &RuleBook,
-    packed: &[u8],
-) -> Result<BTreeMap<Arc<str>, StoredVerdict>, String> {
+pub fn unpack_verdicts(book: &RuleBook, packed: &[u8]) -> Result<SchemeVerdicts, String> {
     if !packed.len().is_multiple_of(VERDICT_LEN) {
         return Err(format!(
             "{} bytes is not a whole number of {VERDICT_LEN}-byte entries",
@@ -384,7 +397,7 @@ mod tests {
     #[test]
     fn verdict_rows_round_trip_and_a_damaged_row_is_refused() {
         let book = RuleBook::bundled_for_tests();
-        let mut verdicts = BTreeMap::new();
+        let mut verdicts = SchemeVerdicts::default();
         for (index, (verdict, score)) in [
             (engine::Verdict::Eligible, 100),
             (engine::Verdict::PartialMatch, 75),
