@@ -82,8 +82,15 @@ run_once() {
     scripts/stack.sh up >/dev/null
   fi
   if [ -z "${FLEET_KEEP_DB:-}" ]; then
-    PGPASSWORD=eligibility psql -X -q -h 127.0.0.1 -U eligibility -d eligibility \
-      -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+    # An autovacuum worker still busy with the last run's writes cannot be ended by this role
+    # (the drop then fails); it is gone a moment later.
+    local try
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+      PGPASSWORD=eligibility psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -U eligibility -d eligibility \
+        -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" && break
+      [ "$try" = 10 ] && { echo "fleet.sh: could not recreate database $db" >&2; exit 1; }
+      sleep 1
+    done
   fi
   export ELIGIBILITY_DATABASE_URL="postgres://eligibility:eligibility@127.0.0.1:5432/$db?sslmode=disable"
   export ELIGIBILITY_CONSUMER_GROUP="fleet-$mode-$(date +%s)"

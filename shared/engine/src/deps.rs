@@ -4,27 +4,65 @@
 
 use crate::catalogue::{Catalogue, FieldId};
 use crate::date::Date;
-use crate::eval::leaf_truth;
+use crate::eval::{leaf_truth, test};
 use crate::gaps;
 use crate::profile::Profile;
-use crate::rule::{Leaf, Rule};
+use crate::rule::{Leaf, Op, Operand, Rule};
 use crate::temporal::applicability;
 
-/// For each field, the rules (indices into the slice it was built from) that read it.
+/// For each field, the rules (indices into the slice it was built from) that read it, and the
+/// conditions on it.
 #[derive(Debug, Clone)]
 pub struct DependencyIndex {
     by_field: Vec<Vec<usize>>,
+    /// For each field, every leaf on it (eligibility and exclusions): its rule's index, its
+    /// operator and operand. Comparing a change through these reads a few contiguous entries
+    /// where walking each rule's tree read every leaf of every rule reached.
+    conditions: Vec<Vec<(usize, Op, Operand)>>,
+    rule_count: usize,
 }
 
 impl DependencyIndex {
     pub fn new(rules: &[&Rule], field_count: usize) -> DependencyIndex {
         let mut by_field = vec![Vec::new(); field_count];
+        let mut conditions = vec![Vec::new(); field_count];
         for (i, rule) in rules.iter().enumerate() {
             for field in rule.fields_read() {
                 by_field[field].push(i);
             }
+            let mut add = |leaf: &Leaf| {
+                conditions[leaf.field].push((i, leaf.op, leaf.operand.clone()));
+            };
+            rule.eligibility.for_each_leaf(&mut add);
+            rule.exclusions.iter().for_each(&mut add);
         }
-        DependencyIndex { by_field }
+        DependencyIndex {
+            by_field,
+            conditions,
+            rule_count: rules.len(),
+        }
+    }
+
+    /// By rule index: whether a leaf of the rule on one of `change`'s fields has another truth
+    /// for `after` than for `before` (both as they read on the same date). A rule marked false
+    /// here is unchanged by the change exactly when [`outcome_unchanged_given`] says so, which
+    /// is what [`outcome_unchanged`] answers.
+    pub fn leaves_moved(
+        &self,
+        change: &ProfileChange,
+        before: &Profile,
+        after: &Profile,
+    ) -> Vec<bool> {
+        let mut moved = vec![false; self.rule_count];
+        for &field in &change.fields {
+            let (was, now) = (before.get(field), after.get(field));
+            for (rule, op, operand) in &self.conditions[field] {
+                if !moved[*rule] && test(*op, operand, was) != test(*op, operand, now) {
+                    moved[*rule] = true;
+                }
+            }
+        }
+        moved
     }
 
     /// The rules that read any of `fields`, sorted, without repeats.
@@ -109,10 +147,7 @@ pub fn outcome_unchanged(
     change: &ProfileChange,
     as_of: Date,
 ) -> bool {
-    if change.moves_gap_dates
-        && (may_carry_gap_date(catalogue, rule, before, as_of)
-            || may_carry_gap_date(catalogue, rule, after, as_of))
-    {
+    if gap_dates_may_move(catalogue, rule, before, after, change, as_of) {
         return false;
     }
     let mut unchanged = true;
@@ -125,6 +160,34 @@ pub fn outcome_unchanged(
     rule.eligibility.for_each_leaf(&mut check);
     rule.exclusions.iter().for_each(&mut check);
     unchanged
+}
+
+/// [`outcome_unchanged`] for a rule whose leaves on the changed fields were already compared
+/// ([`DependencyIndex::leaves_moved`], `leaves_moved` its answer for the rule).
+pub fn outcome_unchanged_given(
+    catalogue: &Catalogue,
+    rule: &Rule,
+    before: &Profile,
+    after: &Profile,
+    change: &ProfileChange,
+    as_of: Date,
+    leaves_moved: bool,
+) -> bool {
+    !leaves_moved && !gap_dates_may_move(catalogue, rule, before, after, change, as_of)
+}
+
+/// Whether the change moves a date that a gap of `rule` closes on, for either profile.
+fn gap_dates_may_move(
+    catalogue: &Catalogue,
+    rule: &Rule,
+    before: &Profile,
+    after: &Profile,
+    change: &ProfileChange,
+    as_of: Date,
+) -> bool {
+    change.moves_gap_dates
+        && (may_carry_gap_date(catalogue, rule, before, as_of)
+            || may_carry_gap_date(catalogue, rule, after, as_of))
 }
 
 /// Whether a gap of `rule` for `profile` can carry an estimated date: an age threshold the

@@ -397,6 +397,12 @@ fn plan(
     for index in book.reading(&change.fields) {
         reads_changed[index] = true;
     }
+    // Each rule's leaves on the changed fields, compared once for the whole pass: asked below of
+    // the rules a new profile reaches.
+    let leaves_moved = match (&before, inputs.only) {
+        (Some(before), None) if !inputs.full => book.leaves_moved(&change, before, &inputs.profile),
+        _ => Vec::new(),
+    };
     // A re-evaluation brings no new data: of the rules reading the age, those whose outcome
     // the age alone changed since the stored evaluation, found by evaluating both (so a
     // birthday re-evaluates exactly the pairs that change: docs/releases.md).
@@ -441,13 +447,14 @@ fn plan(
                 cause == Cause::ProfileChanged
                     && !inputs.full
                     && applicability(rule, s.as_of) == applicability(rule, as_of)
-                    && engine::deps::outcome_unchanged(
+                    && engine::deps::outcome_unchanged_given(
                         &book.catalogue,
                         rule,
                         before,
                         &inputs.profile,
                         &change,
                         as_of,
+                        leaves_moved[index],
                     )
             }
             _ => false,

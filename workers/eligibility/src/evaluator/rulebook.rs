@@ -327,6 +327,17 @@ impl RuleBook {
         chosen
     }
 
+    /// By book index: whether a leaf on one of `change`'s fields has another truth for `after`
+    /// than for `before` (`engine::deps::DependencyIndex::leaves_moved`).
+    pub fn leaves_moved(
+        &self,
+        change: &engine::deps::ProfileChange,
+        before: &Profile,
+        after: &Profile,
+    ) -> Vec<bool> {
+        self.index.leaves_moved(change, before, after)
+    }
+
     /// The rules (indices) that read any of `fields`, sorted.
     pub fn reading(&self, fields: &[FieldId]) -> Vec<usize> {
         self.index.rules_reading(fields)
