@@ -147,23 +147,12 @@ pub fn outcome_unchanged(
     change: &ProfileChange,
     as_of: Date,
 ) -> bool {
-    if gap_dates_may_move(catalogue, rule, before, after, change, as_of) {
-        return false;
-    }
-    let mut unchanged = true;
-    let mut check = |leaf: &Leaf| {
-        if unchanged && change.fields.contains(&leaf.field) {
-            unchanged =
-                leaf_truth(leaf, before.get(leaf.field)) == leaf_truth(leaf, after.get(leaf.field));
-        }
-    };
-    rule.eligibility.for_each_leaf(&mut check);
-    rule.exclusions.iter().for_each(&mut check);
-    unchanged
+    let moved = rule_leaves_moved(rule, before, after, change);
+    outcome_unchanged_given(catalogue, rule, before, after, change, as_of, moved)
 }
 
 /// [`outcome_unchanged`] for a rule whose leaves on the changed fields were already compared
-/// ([`DependencyIndex::leaves_moved`], `leaves_moved` its answer for the rule).
+/// (`leaves_moved`: whether one has another truth, as [`DependencyIndex::leaves_moved`] says).
 pub fn outcome_unchanged_given(
     catalogue: &Catalogue,
     rule: &Rule,
@@ -173,21 +162,30 @@ pub fn outcome_unchanged_given(
     as_of: Date,
     leaves_moved: bool,
 ) -> bool {
-    !leaves_moved && !gap_dates_may_move(catalogue, rule, before, after, change, as_of)
+    !leaves_moved
+        && !(change.moves_gap_dates
+            && (may_carry_gap_date(catalogue, rule, before, as_of)
+                || may_carry_gap_date(catalogue, rule, after, as_of)))
 }
 
-/// Whether the change moves a date that a gap of `rule` closes on, for either profile.
-fn gap_dates_may_move(
-    catalogue: &Catalogue,
+/// Whether a leaf of `rule` (eligibility or exclusion) on a changed field has another truth
+/// for `after` than for `before`.
+fn rule_leaves_moved(
     rule: &Rule,
     before: &Profile,
     after: &Profile,
     change: &ProfileChange,
-    as_of: Date,
 ) -> bool {
-    change.moves_gap_dates
-        && (may_carry_gap_date(catalogue, rule, before, as_of)
-            || may_carry_gap_date(catalogue, rule, after, as_of))
+    let mut moved = false;
+    let mut check = |leaf: &Leaf| {
+        if !moved && change.fields.contains(&leaf.field) {
+            moved =
+                leaf_truth(leaf, before.get(leaf.field)) != leaf_truth(leaf, after.get(leaf.field));
+        }
+    };
+    rule.eligibility.for_each_leaf(&mut check);
+    rule.exclusions.iter().for_each(&mut check);
+    moved
 }
 
 /// Whether a gap of `rule` for `profile` can carry an estimated date: an age threshold the
