@@ -44,9 +44,8 @@ impl DependencyIndex {
     }
 
     /// By rule index: whether a leaf of the rule on one of `change`'s fields has another truth
-    /// for `after` than for `before` (both as they read on the same date). A rule marked false
-    /// here is unchanged by the change exactly when [`outcome_unchanged_given`] says so, which
-    /// is what [`outcome_unchanged`] answers.
+    /// for `after` than for `before` (each as the caller reads it on its date). Given this
+    /// answer, [`outcome_unchanged_given`] answers what [`outcome_unchanged`] does.
     pub fn leaves_moved(
         &self,
         change: &ProfileChange,

@@ -132,10 +132,10 @@ async fn process_profiles(
                 .or_default();
             *slot = (*slot).max(record.offset + 1);
         }
-        match decode::<ProfileUpdate>(&pipeline.codec, record).await {
-            Ok(update) => decoded.push((record, update)),
-            Err(r) => rejected.push(r),
-        }
+        decoded.push((
+            record,
+            decode::<ProfileUpdate>(&pipeline.codec, record).await,
+        ));
     }
     let mut work = Vec::with_capacity(decoded.len());
     for (record, validated) in validate_all(&pipeline.book, decoded) {
@@ -175,14 +175,15 @@ async fn process_profiles(
     Ok(completed)
 }
 
-/// Validates the batch's updates, in record order, on every core: parsing and hashing a
-/// profile is most of the loop's own work per record ([`super::spread`]).
+/// Validates the batch's decoded updates on every core: parsing and hashing a profile is most
+/// of the loop's own work per record ([`super::spread`]). In record order, with the records
+/// that did not decode, so that dead letters keep the order of their records.
 fn validate_all<'r>(
     book: &RuleBook,
-    decoded: Vec<(&'r Record, ProfileUpdate)>,
+    decoded: Vec<(&'r Record, Result<ProfileUpdate, Rejected>)>,
 ) -> Vec<(&'r Record, Result<Work, Rejected>)> {
     super::spread::map(decoded, |(record, update)| {
-        (record, validate(book, record, update))
+        (record, update.and_then(|u| validate(book, record, u)))
     })
 }
 

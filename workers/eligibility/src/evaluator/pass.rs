@@ -454,7 +454,9 @@ fn plan(
                         &inputs.profile,
                         &change,
                         as_of,
-                        leaves_moved[index],
+                        // Computed for every new profile compared with a stored one; were
+                        // it not, "moved" is the answer that is always safe.
+                        leaves_moved.get(index).copied().unwrap_or(true),
                     )
             }
             _ => false,
