@@ -1174,7 +1174,10 @@ async fn run_phase(
     let steps = vec![
         (
             "read",
-            store("postgres", "read_snapshot") + store("postgres", "read_verdicts"),
+            // `read_users` since both reads share one round trip; the others before.
+            store("postgres", "read_users")
+                + store("postgres", "read_snapshot")
+                + store("postgres", "read_verdicts"),
         ),
         (
             "evaluate",

@@ -53,13 +53,13 @@ impl Leases {
         if partitions.is_empty() {
             return Ok(());
         }
-        let rows = tx
-            .query(
+        let statement = tx
+            .prepare_cached(
                 "SELECT partition, epoch, holder FROM partition_leases
                  WHERE consumer_group = $1 AND partition = ANY($2) FOR SHARE",
-                &[&self.group, &partitions],
             )
             .await?;
+        let rows = tx.query(&statement, &[&self.group, &partitions]).await?;
         let current: HashMap<i32, (i64, String)> = rows
             .iter()
             .map(|r| (r.get(0), (r.get(1), r.get(2))))

@@ -31,22 +31,36 @@ pub async fn load(pool: &Pool, group: &str) -> anyhow::Result<Offsets> {
         .collect())
 }
 
-/// Records `offsets` as `group`'s next offsets, inside the batch's transaction.
+/// Records `offsets` as `group`'s next offsets, inside the batch's transaction: one statement
+/// (prepared once per connection) for every partition, since a batch spans up to all of them and
+/// each statement is a round trip to PostgreSQL. Rows in (topic, partition) order, so two
+/// transactions lock them in the same order.
 pub async fn commit(
     tx: &deadpool_postgres::Transaction<'_>,
     group: &str,
     offsets: &Offsets,
 ) -> Result<(), tokio_postgres::Error> {
-    for ((topic, partition), next) in offsets {
-        tx.execute(
+    if offsets.is_empty() {
+        return Ok(());
+    }
+    let mut rows: Vec<(&str, i32, i64)> = offsets
+        .iter()
+        .map(|((topic, partition), next)| (topic.as_str(), *partition, *next))
+        .collect();
+    rows.sort_unstable();
+    let topics: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    let partitions: Vec<i32> = rows.iter().map(|r| r.1).collect();
+    let nexts: Vec<i64> = rows.iter().map(|r| r.2).collect();
+    let statement = tx
+        .prepare_cached(
             "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
-             VALUES ($1, $2, $3, $4)
+             SELECT $1, t, p, o FROM unnest($2::text[], $3::int[], $4::bigint[]) AS x(t, p, o)
              ON CONFLICT (consumer_group, topic, partition)
              DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()",
-            &[&group, topic, partition, next],
         )
         .await?;
-    }
+    tx.execute(&statement, &[&group, &topics, &partitions, &nexts])
+        .await?;
     Ok(())
 }
 

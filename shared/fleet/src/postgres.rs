@@ -36,6 +36,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0007_next_age_change",
         include_str!("../../../schemas/migrations/0007_next_age_change.sql"),
     ),
+    (
+        "0008_verdicts_lz4",
+        include_str!("../../../schemas/migrations/0008_verdicts_lz4.sql"),
+    ),
 ];
 
 /// A pool over `url`, trusting the system's certificate authorities (tests and tools).

@@ -33,26 +33,25 @@ pub async fn load_users(
 ) -> Result<HashMap<String, UserState>, IoError> {
     let catalogue = &book.catalogue;
     let client = pool.get().await?;
-    let profiles = time_store(
-        "postgres",
-        "read_snapshot",
-        client.query(
+    // Both queries in one round trip (prepared once per connection, then pipelined).
+    let (profiles, verdicts) = tokio::try_join!(
+        client.prepare_cached(
             "SELECT c.user_id, s.profile::text, c.state, c.as_of::text, c.source_topic,
                     c.source_partition, c.source_offset, c.next_age_change::text
              FROM profile_current c JOIN profile_snapshots s ON s.input_hash = c.input_hash
-             WHERE c.user_id = ANY($1)",
-            &[&users],
+             WHERE c.user_id = ANY($1)"
         ),
-    )
-    .await?;
-    let verdicts = time_store(
-        "postgres",
-        "read_verdicts",
-        client.query(
-            "SELECT user_id, verdicts FROM user_verdicts WHERE user_id = ANY($1)",
-            &[&users],
-        ),
-    )
+        client
+            .prepare_cached("SELECT user_id, verdicts FROM user_verdicts WHERE user_id = ANY($1)"),
+    )?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&users];
+    let (profiles, verdicts) = time_store("postgres", "read_users", async {
+        tokio::try_join!(
+            biased;
+            client.query(&profiles, &params),
+            client.query(&verdicts, &params),
+        )
+    })
     .await?;
     // Parsed on every core: a user's profile is parsed and hashed again, and its verdicts
     // unpacked into a map of a thousand entries ([`super::spread`]).
@@ -170,6 +169,12 @@ pub struct BatchWrite<'a> {
 
 /// Writes the batch in one transaction, after checking the partitions' leases (none for a
 /// `replay`, which owns no partition).
+///
+/// Each statement is a round trip to PostgreSQL, and on a busy machine each round trip waits
+/// for the server's process to be scheduled. So the statements are prepared once per
+/// connection, and those that need no earlier answer are sent together (pipelined) in the
+/// order they must run: snapshots before the profiles that refer to them, the staging table
+/// before the audit copy (docs/fleet.md "Where the time goes").
 pub async fn commit_batch(
     pool: &Pool,
     group: &str,
@@ -177,93 +182,146 @@ pub async fn commit_batch(
     batch: &BatchWrite<'_>,
 ) -> Result<(), IoError> {
     let mut client = pool.get().await?;
+    let months: Vec<String> = batch
+        .audit
+        .iter()
+        .map(|a| format!("{:04}-{:02}-01", a.as_of.year(), a.as_of.month()))
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    let profiles = ProfileRows::of(&batch.users);
+    let (verdict_users, verdicts): (Vec<&str>, Vec<Vec<u8>>) = batch
+        .users
+        .iter()
+        .filter(|(_, u)| !u.touched.is_empty())
+        .map(|(id, u)| (*id, pack_verdicts(&u.verdicts)))
+        .unzip();
     time_store("postgres", "commit_batch", async {
         let tx = client.transaction().await?;
-        if let Some(leases) = leases {
-            leases.check(&tx, &batch.partitions).await?;
-        }
-        let months: BTreeSet<String> = batch
-            .audit
-            .iter()
-            .map(|a| format!("{:04}-{:02}-01", a.as_of.year(), a.as_of.month()))
-            .collect();
-        for month in months {
-            tx.execute(
-                "SELECT ensure_month_partition('evaluation_passes', $1::text::date)",
-                &[&month],
-            )
-            .await?;
-        }
-        write_profiles(&tx, &batch.users).await?;
+        let (ensure_months, snapshots, current, verdict_rows) = tokio::try_join!(
+            tx.prepare_cached(
+                "SELECT ensure_month_partition('evaluation_passes', m::date)
+                 FROM unnest($1::text[]) AS t(m)"
+            ),
+            tx.prepare_cached(
+                "INSERT INTO profile_snapshots (input_hash, profile)
+                 SELECT DISTINCT ON (h) h, j::jsonb FROM unnest($1::text[], $2::text[]) AS t(h, j)
+                 ON CONFLICT (input_hash) DO NOTHING"
+            ),
+            tx.prepare_cached(
+                "INSERT INTO profile_current (user_id, input_hash, state, as_of, source_topic,
+                                              source_partition, source_offset, owner_partition,
+                                              next_age_change)
+                 SELECT u, h, s, d::date, t, p, o, w, a::date
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
+                             $7::bigint[], $8::int[], $9::text[])
+                      AS x(u, h, s, d, t, p, o, w, a)
+                 ON CONFLICT (user_id) DO UPDATE SET input_hash = EXCLUDED.input_hash,
+                     state = EXCLUDED.state, as_of = EXCLUDED.as_of,
+                     source_topic = EXCLUDED.source_topic,
+                     source_partition = EXCLUDED.source_partition,
+                     source_offset = EXCLUDED.source_offset,
+                     owner_partition = EXCLUDED.owner_partition,
+                     next_age_change = EXCLUDED.next_age_change, updated_at = now()"
+            ),
+            tx.prepare_cached(
+                "INSERT INTO user_verdicts (user_id, verdicts)
+                 SELECT * FROM unnest($1::text[], $2::bytea[])
+                 ON CONFLICT (user_id) DO UPDATE SET verdicts = EXCLUDED.verdicts,
+                     updated_at = now()"
+            ),
+        )?;
+        let p = &profiles;
+        tokio::try_join!(
+            biased;
+            async {
+                match leases {
+                    Some(leases) => leases.check(&tx, &batch.partitions).await,
+                    None => Ok(()),
+                }
+            },
+            async { Ok(tx.execute(&ensure_months, &[&months]).await?) },
+            async { Ok(tx.batch_execute(STAGING_TABLE).await?) },
+            async {
+                Ok(tx
+                    .execute(&snapshots, &[&p.snapshot_hashes, &p.snapshot_jsons])
+                    .await?)
+            },
+            async {
+                Ok(tx
+                    .execute(
+                        &current,
+                        &[
+                            &p.ids,
+                            &p.hashes,
+                            &p.states,
+                            &p.dates,
+                            &p.topics,
+                            &p.partitions,
+                            &p.offsets,
+                            &p.owners,
+                            &p.age_changes,
+                        ],
+                    )
+                    .await?)
+            },
+            async {
+                Ok(tx
+                    .execute(&verdict_rows, &[&verdict_users, &verdicts])
+                    .await?)
+            },
+            async { Ok::<(), IoError>(fleet::offsets::commit(&tx, group, &batch.offsets).await?) },
+        )?;
         write_audit(&tx, &batch.audit).await?;
-        write_verdicts(&tx, &batch.users).await?;
-        fleet::offsets::commit(&tx, group, &batch.offsets).await?;
         tx.commit().await?;
         Ok::<(), IoError>(())
     })
     .await
 }
 
-async fn write_profiles(
-    tx: &deadpool_postgres::Transaction<'_>,
-    users: &[(&str, &UserState)],
-) -> Result<(), IoError> {
-    let mut ids = Vec::new();
-    let mut hashes = Vec::new();
-    let mut states = Vec::new();
-    let mut dates = Vec::new();
-    let mut topics = Vec::new();
-    let mut partitions = Vec::new();
-    let mut offsets = Vec::new();
-    let mut owners = Vec::new();
-    let mut age_changes: Vec<Option<String>> = Vec::new();
-    let mut snapshot_hashes = Vec::new();
-    let mut snapshot_jsons = Vec::new();
-    for (user_id, user) in users {
-        for (hash, json) in &user.snapshots {
-            snapshot_hashes.push(hash.clone());
-            snapshot_jsons.push(json.to_string());
+/// The `profile_current` rows (and their new snapshots) of the users whose profile changed,
+/// column by column.
+#[derive(Default)]
+struct ProfileRows {
+    ids: Vec<String>,
+    hashes: Vec<String>,
+    states: Vec<Option<String>>,
+    dates: Vec<String>,
+    topics: Vec<String>,
+    partitions: Vec<i32>,
+    offsets: Vec<i64>,
+    owners: Vec<i32>,
+    age_changes: Vec<Option<String>>,
+    snapshot_hashes: Vec<String>,
+    snapshot_jsons: Vec<String>,
+}
+
+impl ProfileRows {
+    fn of(users: &[(&str, &UserState)]) -> ProfileRows {
+        let mut rows = ProfileRows::default();
+        for (user_id, user) in users {
+            let Some(p) = user.profile.as_ref().filter(|_| user.profile_touched) else {
+                continue;
+            };
+            // A pass stores a snapshot only with a profile it marks as touched.
+            for (hash, json) in &user.snapshots {
+                rows.snapshot_hashes.push(hash.clone());
+                rows.snapshot_jsons.push(json.to_string());
+            }
+            rows.ids.push(user_id.to_string());
+            rows.hashes.push(p.profile.input_snapshot_hash.clone());
+            rows.states.push(p.state.clone());
+            rows.dates.push(p.as_of.to_string());
+            rows.topics.push(p.position.topic.clone());
+            rows.partitions.push(p.position.partition);
+            rows.offsets.push(p.position.offset);
+            rows.owners
+                .push(partition_map().partition_for(p.state.as_deref(), user_id));
+            rows.age_changes
+                .push(p.next_age_change.map(|d| d.to_string()));
         }
-        let Some(p) = user.profile.as_ref().filter(|_| user.profile_touched) else {
-            continue;
-        };
-        ids.push(user_id.to_string());
-        hashes.push(p.profile.input_snapshot_hash.clone());
-        states.push(p.state.clone());
-        dates.push(p.as_of.to_string());
-        topics.push(p.position.topic.clone());
-        partitions.push(p.position.partition);
-        offsets.push(p.position.offset);
-        owners.push(partition_map().partition_for(p.state.as_deref(), user_id));
-        age_changes.push(p.next_age_change.map(|d| d.to_string()));
+        rows
     }
-    if ids.is_empty() {
-        return Ok(());
-    }
-    tx.execute(
-        "INSERT INTO profile_snapshots (input_hash, profile)
-         SELECT DISTINCT ON (h) h, j::jsonb FROM unnest($1::text[], $2::text[]) AS t(h, j)
-         ON CONFLICT (input_hash) DO NOTHING",
-        &[&snapshot_hashes, &snapshot_jsons],
-    )
-    .await?;
-    tx.execute(
-        "INSERT INTO profile_current (user_id, input_hash, state, as_of, source_topic,
-                                      source_partition, source_offset, owner_partition,
-                                      next_age_change)
-         SELECT u, h, s, d::date, t, p, o, w, a::date
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
-                     $7::bigint[], $8::int[], $9::text[])
-              AS x(u, h, s, d, t, p, o, w, a)
-         ON CONFLICT (user_id) DO UPDATE SET input_hash = EXCLUDED.input_hash, state = EXCLUDED.state,
-             as_of = EXCLUDED.as_of, source_topic = EXCLUDED.source_topic,
-             source_partition = EXCLUDED.source_partition, source_offset = EXCLUDED.source_offset,
-             owner_partition = EXCLUDED.owner_partition, next_age_change = EXCLUDED.next_age_change,
-             updated_at = now()",
-        &[&ids, &hashes, &states, &dates, &topics, &partitions, &offsets, &owners, &age_changes],
-    )
-    .await?;
-    Ok(())
 }
 
 /// Fills in `owner_partition` for users stored before the column existed (migration 0003), in
@@ -296,6 +354,17 @@ pub async fn fill_owner_partitions(pool: &Pool) -> anyhow::Result<u64> {
     }
 }
 
+/// The per-session staging table of [`write_audit`], created by the first batch on each
+/// connection; checked quietly, as `IF NOT EXISTS` would log a notice for every batch.
+const STAGING_TABLE: &str = "DO $$ BEGIN
+    IF to_regclass('pg_temp.pass_staging') IS NULL THEN
+        CREATE TEMP TABLE pass_staging (
+            user_id TEXT, as_of_day INT4, pass_id BYTEA, input_hash TEXT,
+            rules_revision INT8, outcomes BYTEA, evaluation_us INT4)
+        ON COMMIT DELETE ROWS;
+    END IF;
+END $$";
+
 /// The passes' audit records: binary `COPY` into a per-session staging table, then one insert
 /// that skips passes already on record (a replay, a re-run rule change). `COPY` cannot skip
 /// conflicts itself, and row-by-row inserts were the fleet's bottleneck (docs/fleet.md).
@@ -308,25 +377,21 @@ async fn write_audit(
     if audit.is_empty() {
         return Ok(());
     }
-    // Created once per connection; checked quietly, as `IF NOT EXISTS` would log a notice for
-    // every batch.
-    tx.batch_execute(
-        "DO $$ BEGIN
-             IF to_regclass('pg_temp.pass_staging') IS NULL THEN
-                 CREATE TEMP TABLE pass_staging (
-                     user_id TEXT, as_of_day INT4, pass_id BYTEA, input_hash TEXT,
-                     rules_revision INT8, outcomes BYTEA, evaluation_us INT4)
-                 ON COMMIT DELETE ROWS;
-             END IF;
-         END $$",
-    )
-    .await?;
-    let sink = tx
-        .copy_in(
+    let (copy, insert) = tokio::try_join!(
+        tx.prepare_cached(
             "COPY pass_staging (user_id, as_of_day, pass_id, input_hash, rules_revision, outcomes,
-                                evaluation_us) FROM STDIN (FORMAT binary)",
-        )
-        .await?;
+                                evaluation_us) FROM STDIN (FORMAT binary)"
+        ),
+        tx.prepare_cached(
+            "INSERT INTO evaluation_passes (user_id, as_of, pass_id, input_hash, rules_revision,
+                                            outcomes, evaluation_us)
+             SELECT user_id, DATE '1970-01-01' + as_of_day, encode(pass_id, 'hex')::uuid,
+                    input_hash, rules_revision, outcomes, evaluation_us
+             FROM pass_staging
+             ON CONFLICT DO NOTHING"
+        ),
+    )?;
+    let sink = tx.copy_in(&copy).await?;
     let types = [
         Type::TEXT,
         Type::INT4,
@@ -354,39 +419,7 @@ async fn write_audit(
             .await?;
     }
     writer.finish().await?;
-    tx.execute(
-        "INSERT INTO evaluation_passes (user_id, as_of, pass_id, input_hash, rules_revision,
-                                        outcomes, evaluation_us)
-         SELECT user_id, DATE '1970-01-01' + as_of_day, encode(pass_id, 'hex')::uuid, input_hash,
-                rules_revision, outcomes, evaluation_us
-         FROM pass_staging
-         ON CONFLICT DO NOTHING",
-        &[],
-    )
-    .await?;
-    Ok(())
-}
-
-/// The rows of users with a touched verdict, each written whole (one row per user).
-async fn write_verdicts(
-    tx: &deadpool_postgres::Transaction<'_>,
-    users: &[(&str, &UserState)],
-) -> Result<(), IoError> {
-    let (ids, packed): (Vec<&str>, Vec<Vec<u8>>) = users
-        .iter()
-        .filter(|(_, u)| !u.touched.is_empty())
-        .map(|(id, u)| (*id, pack_verdicts(&u.verdicts)))
-        .unzip();
-    if ids.is_empty() {
-        return Ok(());
-    }
-    tx.execute(
-        "INSERT INTO user_verdicts (user_id, verdicts)
-         SELECT * FROM unnest($1::text[], $2::bytea[])
-         ON CONFLICT (user_id) DO UPDATE SET verdicts = EXCLUDED.verdicts, updated_at = now()",
-        &[&ids, &packed],
-    )
-    .await?;
+    tx.execute(&insert, &[]).await?;
     Ok(())
 }
 
