@@ -7,7 +7,7 @@ use crate::outcome::Verdict;
 
 /// An outcome as remembered between evaluations: verdict, score and the gaps (any comparable
 /// summary of them).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Known<G> {
     pub verdict: Verdict,
     pub score: u8,

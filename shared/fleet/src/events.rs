@@ -1,6 +1,8 @@
 //! The payloads of every topic, field for field as in `schemas/avro/*.avsc` (a test encodes each
 //! against its schema).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// `user.metadata.updated` and `profile.assembled`.
@@ -53,10 +55,14 @@ pub struct EligibilityComputed {
     pub as_of: String,
 }
 
+/// One scheme of a pass summary. A summary names every scheme its pass evaluated, hundreds
+/// per update at stream speed, so the worker fills these with names it holds for the
+/// process's life instead of allocating (and, on another thread, freeing) two strings each
+/// (docs/fleet.md "Where the time goes"); a consumer that decodes one gets owned strings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SchemeResult {
-    pub scheme_id: String,
-    pub verdict: String,
+    pub scheme_id: Cow<'static, str>,
+    pub verdict: Cow<'static, str>,
     pub match_score: i32,
 }
 

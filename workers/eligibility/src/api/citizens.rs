@@ -154,7 +154,7 @@ fn results_of(user_id: &str, stored: &Stored) -> UserResults {
                 Verdict::NotEligible => summary.not_eligible += 1,
                 Verdict::NotApplicable => summary.not_applicable += 1,
             }
-            let rule = stored.book.rules.get(&v.rule_id);
+            let rule = stored.book.rules.get(v.rule_id);
             // As the profile read when the verdict was made (docs/semantics.md, "Age on a date").
             let aged = profile.profile.on(v.as_of);
             SchemeResult {
@@ -372,7 +372,7 @@ pub async fn one_scheme(
         .get(scheme_id.as_str())
         .ok_or_else(Problem::not_found)?;
     let profile = &stored.state.profile.as_ref().expect("checked").profile;
-    let rule = rule_of(&service, &stored.book, &verdict.rule_id).await?;
+    let rule = rule_of(&service, &stored.book, verdict.rule_id).await?;
     let mut evaluation = rederive(&stored.book, &rule, profile, verdict)?;
     let client = service.pool.get().await?;
     let explanations: Vec<Value> = client
@@ -416,7 +416,7 @@ pub async fn gaps(
         ) {
             continue;
         }
-        let rule = rule_of(&service, &stored.book, &verdict.rule_id).await?;
+        let rule = rule_of(&service, &stored.book, verdict.rule_id).await?;
         let evaluation = rederive(&stored.book, &rule, profile, verdict)?;
         let remediation: Vec<String> = evaluation["next_steps"]
             .as_array()

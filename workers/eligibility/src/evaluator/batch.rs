@@ -84,7 +84,7 @@ struct Work {
     user_id: String,
     // Shared with the passes and the state they leave: cloned per pass, not copied.
     profile: Arc<Profile>,
-    json: Arc<Json>,
+    json: pass::ProfileText,
     as_of: Date,
     /// The partition that owns the user (the partition map, by state and user id).
     owner: i32,
@@ -110,7 +110,7 @@ fn validate(book: &RuleBook, record: &Record, update: ProfileUpdate) -> Result<W
         full: record.topic == PROFILE_ASSEMBLED,
         user_id: update.user_id,
         profile: Arc::new(profile),
-        json: Arc::new(json),
+        json: update.profile.into(),
         as_of,
         owner,
     })

@@ -8,7 +8,7 @@
 //!   `scheme.deadline.approaching`, which re-evaluate many users; [`sink`]: how both publish,
 //!   commit, cache and count what they produced.
 //! - [`spread`]: a batch's per-record and per-user work on every core.
-//! - [`lag`]: the consumer-lag gauges.
+//! - [`lag`]: the consumer-lag gauges; [`names`]: rule and scheme ids held once.
 //! - [`Pipeline`]: the connections and state a micro-batch needs; it is the evaluator's
 //!   [`fleet::worker::Stage`] in the shared consume loop.
 //!
@@ -27,6 +27,7 @@ pub mod audit;
 pub mod batch;
 pub mod in_flight;
 pub mod lag;
+pub mod names;
 pub mod pass;
 pub mod rule_change;
 pub mod rulebook;

@@ -14,7 +14,6 @@ use engine::temporal::{Applicability, applicability};
 use engine::transitions::{Cause, Known, Transition, compare};
 use engine::{Date, Outcome, Profile, Verdict};
 use fleet::events::*;
-use serde_json::Value as Json;
 
 use super::audit::PassAudit;
 use super::rulebook::{Candidates, RuleBook};
@@ -38,10 +37,17 @@ impl Position {
     }
 }
 
+/// A profile as JSON text: as the update carried it, or as PostgreSQL returns a stored one.
+/// Kept as text, not as a parsed `serde_json::Value`: it is only ever written back (a new
+/// snapshot), and a parsed value costs dozens of allocations to build and to free for every
+/// user a batch loads (docs/fleet.md "Where the time goes"). PostgreSQL stores it as `jsonb`,
+/// so spacing and key order do not matter; its meaning is that of the profile evaluated.
+pub type ProfileText = Arc<str>;
+
 #[derive(Debug, Clone)]
 pub struct StoredProfile {
     pub profile: Arc<Profile>,
-    pub json: Arc<Json>,
+    pub json: ProfileText,
     pub state: Option<String>,
     pub as_of: Date,
     pub position: Position,
@@ -51,10 +57,10 @@ pub struct StoredProfile {
 }
 
 /// The last known outcome of one (user, scheme), as stored (`user_verdicts`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StoredVerdict {
     pub rule_key: i32,
-    pub rule_id: Arc<str>,
+    pub rule_id: &'static str,
     pub rule_version: u32,
     /// Verdict, score, and the fingerprint of the gaps (engine `gaps::fingerprint`): whether
     /// the gaps changed is known without storing their texts.
@@ -86,7 +92,7 @@ pub struct UserState {
     pub written: BTreeMap<String, NewVerdict>,
     pub profile_touched: bool,
     /// Every profile this batch evaluated (input hash, JSON): audit rows point at them.
-    pub snapshots: Vec<(String, Arc<Json>)>,
+    pub snapshots: Vec<(String, ProfileText)>,
 }
 
 impl UserState {
@@ -172,7 +178,7 @@ pub struct PassOutput {
 pub enum Trigger<'a> {
     Profile {
         profile: Arc<Profile>,
-        json: Arc<Json>,
+        json: ProfileText,
         position: Position,
         /// `profile.assembled`: re-evaluate every rule, not just those reading changed fields.
         full: bool,
@@ -271,7 +277,7 @@ pub fn run(
         } else {
             Cause::RuleExpired
         };
-        leave(user_id, user, &scheme, cause, &input_hash, as_of, &mut out);
+        leave(user_id, user, scheme, cause, &input_hash, as_of, &mut out);
     }
     out.events.push(pass.summary(user, results));
     let next_age_change = book.next_age_change(state.as_deref(), &inputs.profile, as_of);
@@ -282,7 +288,7 @@ pub fn run(
 /// What a trigger evaluates: the new profile, or the stored one for a re-evaluation.
 struct Inputs<'a> {
     profile: Arc<Profile>,
-    json: Arc<Json>,
+    json: ProfileText,
     position: Position,
     /// `profile.assembled`: every rule, not only those reading changed fields.
     full: bool,
@@ -373,7 +379,7 @@ fn plan(
     state: Option<&str>,
     candidates: &Candidates,
     as_of: Date,
-) -> (Vec<(usize, Cause)>, Vec<Arc<str>>) {
+) -> (Vec<(usize, Cause)>, Vec<&'static str>) {
     // The stored profile as it read on its own date, against the new one on the pass's date:
     // an age that moved with the calendar is a changed field.
     let before = user.profile.as_ref().map(|p| p.profile.on(p.as_of));
@@ -474,7 +480,7 @@ fn pair_with_stored<'a>(
     book: &RuleBook,
     candidates: &Candidates,
     verdicts: &'a SchemeVerdicts,
-) -> (Vec<Option<&'a StoredVerdict>>, Vec<Arc<str>>) {
+) -> (Vec<Option<&'a StoredVerdict>>, Vec<&'static str>) {
     let mut paired = vec![None; candidates.indices.len()];
     let mut gone = Vec::new();
     let mut stored = verdicts.iter().peekable();
@@ -487,14 +493,14 @@ fn pair_with_stored<'a>(
             continue;
         }
         let scheme = book.rule(index).scheme_id.as_str();
-        while let Some((held, _)) = stored.next_if(|(held, _)| &***held < scheme) {
-            gone.push(held.clone());
+        while let Some((held, _)) = stored.next_if(|(held, _)| *held < scheme) {
+            gone.push(held);
         }
-        if let Some((_, verdict)) = stored.next_if(|(held, _)| &***held == scheme) {
+        if let Some((_, verdict)) = stored.next_if(|(held, _)| *held == scheme) {
             paired[at] = Some(verdict);
         }
     }
-    gone.extend(stored.map(|(held, _)| held.clone()));
+    gone.extend(stored.map(|(held, _)| held));
     (paired, gone)
 }
 
@@ -579,8 +585,8 @@ impl Pass<'_> {
         let (changed, transitions) = compare(stored.map(|s| &s.known), Some(&current), cause);
         let rule_moved = stored.is_none_or(|s| s.rule_key != book.key(index));
         let result = SchemeResult {
-            scheme_id: rule.scheme_id.clone(),
-            verdict: current.verdict.name().to_string(),
+            scheme_id: book.reference(index).scheme_id.into(),
+            verdict: current.verdict.name().into(),
             match_score: i32::from(current.score),
         };
         // Write only what changed: an unchanged outcome keeps its stored row (and the
@@ -672,10 +678,10 @@ impl Pass<'_> {
         }
         let reference = self.book.reference(change.index);
         Arc::make_mut(&mut user.verdicts).insert(
-            reference.scheme_id.clone(),
+            reference.scheme_id,
             StoredVerdict {
                 rule_key: self.book.key(change.index),
-                rule_id: reference.rule_id.clone(),
+                rule_id: reference.rule_id,
                 rule_version: rule.version,
                 known: current,
                 as_of,
@@ -758,7 +764,7 @@ mod tests {
 
     use kernels::engine_select::{Engine, EngineChoice};
     use proptest::prelude::*;
-    use serde_json::json;
+    use serde_json::{Value as Json, json};
 
     use super::*;
 
@@ -919,7 +925,7 @@ mod tests {
                 };
                 let trigger = Trigger::Profile {
                     profile: Arc::new(profile.clone()),
-                    json: Arc::new(json),
+                    json: json.to_string().into(),
                     position: Position { topic: "t".into(), partition: 0, offset: offset as i64 },
                     full: false,
                     batch: &batch,
@@ -1045,7 +1051,7 @@ mod tests {
             let mut user = store.load();
             let trigger = Trigger::Profile {
                 profile: Arc::new(profile),
-                json: Arc::new(json),
+                json: json.to_string().into(),
                 position: Position {
                     topic: "t".into(),
                     partition: 0,

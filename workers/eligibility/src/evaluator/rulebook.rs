@@ -23,8 +23,12 @@ pub struct RuleBook {
     pub revision: i64,
     /// `rule_key` of each rule, by index: how packed records name rules.
     keys: Vec<i32>,
-    /// Every stored rule version by `rule_key`, inactive ones included.
-    versions: HashMap<i32, RuleRef>,
+    /// The stored version of each rule, by index.
+    references: Vec<RuleRef>,
+    /// Every stored rule version, inactive ones included, sorted by `rule_key`: searched for
+    /// each of the thousand-odd verdicts of every user a batch loads, where hashing each key
+    /// cost more than a binary search (docs/fleet.md "Where the time goes").
+    versions: Vec<(i32, RuleRef)>,
     index: DependencyIndex,
     position: HashMap<String, usize>,
     candidates: Mutex<CandidateCache>,
@@ -74,10 +78,8 @@ impl RuleBook {
             rules,
             versions,
         } = loaded;
-        let key_of: HashMap<&str, i32> = versions
-            .iter()
-            .map(|(&key, r)| (&*r.rule_id, key))
-            .collect();
+        let key_of: HashMap<&str, i32> =
+            versions.iter().map(|(&key, r)| (r.rule_id, key)).collect();
         let keys = rules
             .rules
             .iter()
@@ -87,7 +89,10 @@ impl RuleBook {
                     .copied()
                     .ok_or_else(|| anyhow::anyhow!("rule {} has no rule_key", r.rule_id))
             })
-            .collect::<anyhow::Result<_>>()?;
+            .collect::<anyhow::Result<Vec<i32>>>()?;
+        let references = keys.iter().map(|key| versions[key]).collect();
+        let mut versions: Vec<(i32, RuleRef)> = versions.into_iter().collect();
+        versions.sort_unstable_by_key(|&(key, _)| key);
         let all: Vec<&Rule> = rules.rules.iter().collect();
         let index = DependencyIndex::new(&all, catalogue.len());
         let position = rules
@@ -101,6 +106,7 @@ impl RuleBook {
             rules,
             revision,
             keys,
+            references,
             versions,
             index,
             position,
@@ -122,12 +128,15 @@ impl RuleBook {
 
     /// The stored rule version of the rule at `index`.
     pub fn reference(&self, index: usize) -> &RuleRef {
-        &self.versions[&self.keys[index]]
+        &self.references[index]
     }
 
     /// The stored rule version named `rule_key` (active or not).
     pub fn version(&self, rule_key: i32) -> Option<&RuleRef> {
-        self.versions.get(&rule_key)
+        self.versions
+            .binary_search_by_key(&rule_key, |&(key, _)| key)
+            .ok()
+            .map(|at| &self.versions[at].1)
     }
 
     /// The verdict and score of each rule of `indices` (rules a citizen of `state` can hold) for
@@ -356,8 +365,8 @@ impl RuleBook {
             .enumerate()
             .map(|(i, r)| {
                 let reference = RuleRef {
-                    rule_id: r.rule_id.as_str().into(),
-                    scheme_id: r.scheme_id.as_str().into(),
+                    rule_id: super::names::intern(&r.rule_id),
+                    scheme_id: super::names::intern(&r.scheme_id),
                     version: r.version,
                 };
                 (i as i32 + 1, reference)

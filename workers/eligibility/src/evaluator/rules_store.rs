@@ -2,11 +2,12 @@
 //! and storing a new version from `policy.rules.updated`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 use engine::{Catalogue, Rule, RuleSet};
 use fleet::metrics::time_store;
+
+use super::names::intern;
 
 /// The current revision of the rules table (bumped by every change).
 pub async fn revision(pool: &Pool) -> anyhow::Result<i64> {
@@ -120,11 +121,12 @@ pub struct Loaded {
 }
 
 /// A stored rule version, by name.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RuleRef {
-    /// Shared, not copied: every stored verdict of every user loaded names its rule and scheme.
-    pub rule_id: Arc<str>,
-    pub scheme_id: Arc<str>,
+    /// Held once ([`super::names`]): every stored verdict of every user loaded names its rule
+    /// and scheme.
+    pub rule_id: &'static str,
+    pub scheme_id: &'static str,
     pub version: u32,
 }
 
@@ -162,8 +164,8 @@ pub async fn load(pool: &Pool, catalogue: &Catalogue) -> anyhow::Result<Loaded> 
         .iter()
         .map(|r| {
             let reference = RuleRef {
-                rule_id: r.get::<_, &str>(1).into(),
-                scheme_id: r.get::<_, &str>(2).into(),
+                rule_id: intern(r.get(1)),
+                scheme_id: intern(r.get(2)),
                 version: r.get::<_, i32>(3) as u32,
             };
             (r.get(0), reference)

@@ -131,7 +131,7 @@ async fn write_cache(cache: &Cache, users: &[(String, UserState)]) {
                     key,
                     serde_json::json!({
                         "verdict": v.known.verdict.name(), "match_score": v.known.score,
-                        "rule_id": &*v.rule_id, "rule_version": v.rule_version,
+                        "rule_id": v.rule_id, "rule_version": v.rule_version,
                         "evaluation_id": new.evaluation_id, "as_of": v.as_of.to_string(),
                         "gaps": new.gaps,
                     })

@@ -80,13 +80,14 @@ fn stored_profile(
     row: &tokio_postgres::Row,
 ) -> Result<(String, StoredProfile), IoError> {
     let user_id: String = row.get(0);
-    let json: Json = serde_json::from_str(row.get::<_, &str>(1)).map_err(IoError::internal)?;
+    let text: &str = row.get(1);
+    let json: Json = serde_json::from_str(text).map_err(IoError::internal)?;
     let profile = Profile::from_json(catalogue, &json, &format!("snapshot of {user_id}")).map_err(
         |report| IoError::internal(anyhow::anyhow!("stored profile of {user_id}: {report}")),
     )?;
     let stored = StoredProfile {
         profile: Arc::new(profile),
-        json: Arc::new(json),
+        json: text.into(),
         state: row.get(2),
         as_of: date(row.get(3))?,
         position: Position {
@@ -141,7 +142,7 @@ pub fn unpack_verdicts(book: &RuleBook, packed: &[u8]) -> Result<SchemeVerdicts,
                 .ok_or_else(|| format!("day {day} is out of range"))?;
             let verdict = StoredVerdict {
                 rule_key,
-                rule_id: rule.rule_id.clone(),
+                rule_id: rule.rule_id,
                 rule_version: rule.version,
                 known: Known {
                     verdict: outcome.verdict,
@@ -150,7 +151,7 @@ pub fn unpack_verdicts(book: &RuleBook, packed: &[u8]) -> Result<SchemeVerdicts,
                 },
                 as_of,
             };
-            Ok((rule.scheme_id.clone(), verdict))
+            Ok((rule.scheme_id, verdict))
         })
         .collect()
 }
@@ -282,7 +283,7 @@ pub async fn commit_batch(
 /// The `profile_current` rows (and their new snapshots) of the users whose profile changed,
 /// column by column.
 #[derive(Default)]
-struct ProfileRows {
+struct ProfileRows<'a> {
     ids: Vec<String>,
     hashes: Vec<String>,
     states: Vec<Option<String>>,
@@ -292,12 +293,12 @@ struct ProfileRows {
     offsets: Vec<i64>,
     owners: Vec<i32>,
     age_changes: Vec<Option<String>>,
-    snapshot_hashes: Vec<String>,
-    snapshot_jsons: Vec<String>,
+    snapshot_hashes: Vec<&'a str>,
+    snapshot_jsons: Vec<&'a str>,
 }
 
-impl ProfileRows {
-    fn of(users: &[(&str, &UserState)]) -> ProfileRows {
+impl<'a> ProfileRows<'a> {
+    fn of(users: &[(&str, &'a UserState)]) -> ProfileRows<'a> {
         let mut rows = ProfileRows::default();
         for (user_id, user) in users {
             let Some(p) = user.profile.as_ref().filter(|_| user.profile_touched) else {
@@ -305,8 +306,8 @@ impl ProfileRows {
             };
             // A pass stores a snapshot only with a profile it marks as touched.
             for (hash, json) in &user.snapshots {
-                rows.snapshot_hashes.push(hash.clone());
-                rows.snapshot_jsons.push(json.to_string());
+                rows.snapshot_hashes.push(hash);
+                rows.snapshot_jsons.push(json);
             }
             rows.ids.push(user_id.to_string());
             rows.hashes.push(p.profile.input_snapshot_hash.clone());
@@ -439,12 +440,12 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            let rule = book.rule(index);
+            let rule = book.reference(index);
             verdicts.insert(
-                rule.scheme_id.as_str().into(),
+                rule.scheme_id,
                 StoredVerdict {
                     rule_key: book.key(index),
-                    rule_id: rule.rule_id.as_str().into(),
+                    rule_id: rule.rule_id,
                     rule_version: rule.version,
                     known: Known {
                         verdict,

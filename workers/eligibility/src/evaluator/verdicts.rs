@@ -7,14 +7,12 @@
 //! are added or removed only when a scheme starts or stops applying to the user, which is rare;
 //! a changed verdict is replaced in place.
 
-use std::sync::Arc;
-
 use super::pass::StoredVerdict;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SchemeVerdicts {
     /// Ordered by scheme id (byte order, as `str` compares), each scheme once.
-    by_scheme: Vec<(Arc<str>, StoredVerdict)>,
+    by_scheme: Vec<(&'static str, StoredVerdict)>,
 }
 
 impl SchemeVerdicts {
@@ -32,8 +30,12 @@ impl SchemeVerdicts {
     }
 
     /// Sets the scheme's verdict; returns the one it replaces.
-    pub fn insert(&mut self, scheme: Arc<str>, verdict: StoredVerdict) -> Option<StoredVerdict> {
-        match self.find(&scheme) {
+    pub fn insert(
+        &mut self,
+        scheme: &'static str,
+        verdict: StoredVerdict,
+    ) -> Option<StoredVerdict> {
+        match self.find(scheme) {
             Ok(at) => Some(std::mem::replace(&mut self.by_scheme[at].1, verdict)),
             Err(at) => {
                 self.by_scheme.insert(at, (scheme, verdict));
@@ -47,10 +49,10 @@ impl SchemeVerdicts {
     }
 
     /// Every (scheme, verdict), in scheme order.
-    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &StoredVerdict)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &StoredVerdict)> {
         self.by_scheme
             .iter()
-            .map(|(scheme, verdict)| (scheme, verdict))
+            .map(|(scheme, verdict)| (*scheme, verdict))
     }
 
     /// Every verdict, in scheme order.
@@ -68,12 +70,12 @@ impl SchemeVerdicts {
 }
 
 /// As a map collects: ordered by scheme, and of two entries for one scheme the later stays.
-impl FromIterator<(Arc<str>, StoredVerdict)> for SchemeVerdicts {
-    fn from_iter<I: IntoIterator<Item = (Arc<str>, StoredVerdict)>>(entries: I) -> Self {
-        let mut by_scheme: Vec<(Arc<str>, StoredVerdict)> = entries.into_iter().collect();
+impl FromIterator<(&'static str, StoredVerdict)> for SchemeVerdicts {
+    fn from_iter<I: IntoIterator<Item = (&'static str, StoredVerdict)>>(entries: I) -> Self {
+        let mut by_scheme: Vec<(&'static str, StoredVerdict)> = entries.into_iter().collect();
         // Stable: entries of one scheme stay in the order given, and the last is kept below.
-        by_scheme.sort_by(|(a, _), (b, _)| a.cmp(b));
-        let mut kept: Vec<(Arc<str>, StoredVerdict)> = Vec::with_capacity(by_scheme.len());
+        by_scheme.sort_by_key(|(scheme, _)| *scheme);
+        let mut kept: Vec<(&'static str, StoredVerdict)> = Vec::with_capacity(by_scheme.len());
         for entry in by_scheme {
             match kept.last_mut() {
                 Some(last) if last.0 == entry.0 => *last = entry,
@@ -86,6 +88,7 @@ impl FromIterator<(Arc<str>, StoredVerdict)> for SchemeVerdicts {
 
 #[cfg(test)]
 mod tests {
+    use super::super::names::intern;
     use super::*;
     use engine::Verdict;
     use engine::transitions::Known;
@@ -95,7 +98,7 @@ mod tests {
     fn verdict(score: u8) -> StoredVerdict {
         StoredVerdict {
             rule_key: i32::from(score),
-            rule_id: "r".into(),
+            rule_id: "r",
             rule_version: 1,
             known: Known {
                 verdict: Verdict::PartialMatch,
@@ -128,19 +131,19 @@ mod tests {
             start in prop::collection::vec(("[a-d]{1,2}", any::<u8>()), 0..12),
             steps in prop::collection::vec(step(), 0..24),
         ) {
-            let entries = || start.iter().map(|(s, n)| (Arc::<str>::from(s.as_str()), verdict(*n)));
+            let entries = || start.iter().map(|(s, n)| (intern(s), verdict(*n)));
             let mut ours: SchemeVerdicts = entries().collect();
-            let mut model: BTreeMap<Arc<str>, StoredVerdict> = entries().collect();
+            let mut model: BTreeMap<&'static str, StoredVerdict> = entries().collect();
             for step in steps {
                 match step {
                     Step::Insert(s, n) => prop_assert_eq!(
-                        ours.insert(s.as_str().into(), verdict(n)),
-                        model.insert(s.as_str().into(), verdict(n))
+                        ours.insert(intern(&s), verdict(n)),
+                        model.insert(intern(&s), verdict(n))
                     ),
                     Step::Remove(s) => prop_assert_eq!(ours.remove(&s), model.remove(s.as_str())),
                 }
                 let held: Vec<_> = ours.iter().collect();
-                prop_assert_eq!(held, model.iter().collect::<Vec<_>>());
+                prop_assert_eq!(held, model.iter().map(|(s, v)| (*s, v)).collect::<Vec<_>>());
                 prop_assert_eq!(ours.len(), model.len());
                 for probe in ["a", "ab", "d", "dd", "e"] {
                     prop_assert_eq!(ours.get(probe), model.get(probe));
