@@ -18,13 +18,15 @@ use rdkafka::producer::FutureProducer;
 use engine::Verdict;
 use fleet::avro::Codec;
 use fleet::error::IoError;
+use fleet::events::GapSummary;
 use fleet::input::{Record, Rejected};
 use fleet::kafka::Outgoing;
 use fleet::metrics as m;
+use serde::Serialize;
 
 use super::Stats;
 use super::audit::PassAudit;
-use super::pass::{OutEvent, UserState};
+use super::pass::{NewVerdict, OutEvent, StoredVerdict, UserState};
 use super::store::{self, BatchWrite};
 
 /// What publishing, committing and caching a batch need (a clone of the pipeline's).
@@ -127,16 +129,7 @@ async fn write_cache(cache: &Cache, users: &[(String, UserState)]) {
         for scheme in &user.touched {
             let key = fleet::cache::verdict_key(user_id, scheme);
             match (user.verdicts.get(scheme.as_str()), user.written.get(scheme)) {
-                (Some(v), Some(new)) => puts.push((
-                    key,
-                    serde_json::json!({
-                        "verdict": v.known.verdict.name(), "match_score": v.known.score,
-                        "rule_id": v.rule_id, "rule_version": v.rule_version,
-                        "evaluation_id": new.evaluation_id, "as_of": v.as_of.to_string(),
-                        "gaps": new.gaps,
-                    })
-                    .to_string(),
-                )),
+                (Some(v), Some(new)) => puts.push((key, cached_verdict(v, new))),
                 _ => deletes.push(key),
             }
         }
@@ -146,14 +139,18 @@ async fn write_cache(cache: &Cache, users: &[(String, UserState)]) {
                 .filter(|v| v.known.verdict == verdict)
                 .count()
         };
+        let summary = CachedSummary {
+            eligible: count(Verdict::Eligible),
+            partial_match: count(Verdict::PartialMatch),
+            not_eligible: count(Verdict::NotEligible),
+            input_hash: user
+                .profile
+                .as_ref()
+                .map(|p| p.profile.input_snapshot_hash.as_str()),
+        };
         puts.push((
             fleet::cache::summary_key(user_id),
-            serde_json::json!({
-                "eligible": count(Verdict::Eligible), "partial_match": count(Verdict::PartialMatch),
-                "not_eligible": count(Verdict::NotEligible),
-                "input_hash": user.profile.as_ref().map(|p| p.profile.input_snapshot_hash.clone()),
-            })
-            .to_string(),
+            serde_json::to_string(&summary).expect("serialisable"),
         ));
     }
     if let Err(e) = m::time_store("redis", "invalidate", cache.invalidate(&deletes)).await {
@@ -169,6 +166,42 @@ async fn write_cache(cache: &Cache, users: &[(String, UserState)]) {
         m::error("redis");
         tracing::warn!(error = %e, "bumping results versions failed");
     }
+}
+
+/// A verdict's cache entry, as the API's citizen routes read it. Written straight to text
+/// (fields in this order) rather than built as a `serde_json::Value` first: a batch writes
+/// one per changed outcome.
+#[derive(Serialize)]
+struct CachedVerdict<'a> {
+    verdict: &'static str,
+    match_score: u8,
+    rule_id: &'a str,
+    rule_version: u32,
+    evaluation_id: &'a str,
+    as_of: String,
+    gaps: &'a [GapSummary],
+}
+
+/// A user's totals, cached beside their verdicts.
+#[derive(Serialize)]
+struct CachedSummary<'a> {
+    eligible: usize,
+    partial_match: usize,
+    not_eligible: usize,
+    input_hash: Option<&'a str>,
+}
+
+fn cached_verdict(stored: &StoredVerdict, new: &NewVerdict) -> String {
+    serde_json::to_string(&CachedVerdict {
+        verdict: stored.known.verdict.name(),
+        match_score: stored.known.score,
+        rule_id: stored.rule_id,
+        rule_version: stored.rule_version,
+        evaluation_id: &new.evaluation_id,
+        as_of: stored.as_of.to_string(),
+        gaps: &new.gaps,
+    })
+    .expect("serialisable")
 }
 
 fn record_metrics(
