@@ -137,8 +137,22 @@ async fn process_profiles(
             decode::<ProfileUpdate>(&pipeline.codec, record).await,
         ));
     }
-    let mut work = Vec::with_capacity(decoded.len());
-    for (record, validated) in validate_all(&pipeline.book, decoded) {
+    // Who is read from PostgreSQL is known once the records are decoded: the read runs while
+    // the updates are validated, not after (docs/fleet.md "Where the time goes").
+    let unread = users_to_read(
+        &pipeline.in_flight.users(),
+        decoded
+            .iter()
+            .filter_map(|(_, update)| update.as_ref().ok())
+            .map(|update| update.user_id.as_str()),
+    );
+    let (read, validated) = tokio::join!(
+        biased;
+        store::load_users(&pipeline.pool, &pipeline.book, &unread),
+        async { validate_all(&pipeline.book, decoded) },
+    );
+    let mut work = Vec::with_capacity(validated.len());
+    for (record, validated) in validated {
         match validated {
             // Another worker owns this user: the record goes there, and is committed here
             // with the forward (a replay evaluates what it is given).
@@ -149,8 +163,9 @@ async fn process_profiles(
             Err(r) => rejected.push(r),
         }
     }
+    let mut read = Some(read);
     let (states, audit, events) =
-        batch_with_retries(records.len(), || evaluate(pipeline, &work)).await?;
+        batch_with_retries(records.len(), || evaluate(pipeline, &work, read.take())).await?;
     let completed = pipeline.in_flight.make_room().await?;
     remember(pipeline, &completed);
     let users: ChangedUsers = Arc::new(
@@ -189,23 +204,41 @@ fn validate_all<'r>(
 
 type Evaluated = (HashMap<String, UserState>, Vec<PassAudit>, Vec<OutEvent>);
 
-/// Loads the batch's users (those a batch in flight changed from it, the rest from
-/// PostgreSQL) and runs their passes. Pure given what it loads, so a retry does the same.
-async fn evaluate(pipeline: &Pipeline, work: &[Work]) -> Result<Evaluated, IoError> {
-    let mut states: HashMap<String, UserState> = HashMap::new();
-    let mut ids: Vec<String> = Vec::new();
-    let carried = pipeline.in_flight.users();
-    for w in work {
-        match carried.get(w.user_id.as_str()) {
-            Some(state) => {
-                states.insert(w.user_id.clone(), state.carried_over());
-            }
-            None => ids.push(w.user_id.clone()),
-        }
-    }
+/// The users of `updates` that no batch in flight holds, sorted, once each.
+fn users_to_read<'a>(
+    carried: &HashMap<&str, &UserState>,
+    updates: impl Iterator<Item = &'a str>,
+) -> Vec<String> {
+    let mut ids: Vec<String> = updates
+        .filter(|user| !carried.contains_key(user))
+        .map(str::to_string)
+        .collect();
     ids.sort_unstable();
     ids.dedup();
-    states.extend(store::load_users(&pipeline.pool, &pipeline.book, &ids).await?);
+    ids
+}
+
+/// Takes the batch's users (those a batch in flight changed from it, the rest from `read`, the
+/// read of [`users_to_read`] made while the batch was validated; a retry, which has none, reads
+/// them again) and runs their passes. Pure given what it loads, so a retry does the same.
+async fn evaluate(
+    pipeline: &Pipeline,
+    work: &[Work],
+    read: Option<Result<HashMap<String, UserState>, IoError>>,
+) -> Result<Evaluated, IoError> {
+    let carried = pipeline.in_flight.users();
+    let mut states = match read {
+        Some(read) => read?,
+        None => {
+            let unread = users_to_read(&carried, work.iter().map(|w| w.user_id.as_str()));
+            store::load_users(&pipeline.pool, &pipeline.book, &unread).await?
+        }
+    };
+    for w in work {
+        if let Some(state) = carried.get(w.user_id.as_str()) {
+            states.insert(w.user_id.clone(), state.carried_over());
+        }
+    }
     let started = Instant::now();
     let on_gpu = pipeline.engine.gpu().is_ok() && work.len() >= pipeline.gpu_min_profiles;
     let batch = if on_gpu {
