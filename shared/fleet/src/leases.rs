@@ -53,12 +53,7 @@ impl Leases {
         if partitions.is_empty() {
             return Ok(());
         }
-        let statement = tx
-            .prepare_cached(
-                "SELECT partition, epoch, holder FROM partition_leases
-                 WHERE consumer_group = $1 AND partition = ANY($2) FOR SHARE",
-            )
-            .await?;
+        let statement = tx.prepare_cached(CHECK).await?;
         let rows = tx.query(&statement, &[&self.group, &partitions]).await?;
         let current: HashMap<i32, (i64, String)> = rows
             .iter()
@@ -85,6 +80,16 @@ impl Leases {
             self.group
         )))
     }
+}
+
+/// [`Leases::check`]'s statement.
+const CHECK: &str = "SELECT partition, epoch, holder FROM partition_leases
+                     WHERE consumer_group = $1 AND partition = ANY($2) FOR SHARE";
+
+/// Prepares [`Leases::check`]'s statement on `tx`'s connection (once per connection), so that
+/// a check sent with other statements goes out first, not a round trip after them.
+pub async fn prepare(tx: &Transaction<'_>) -> Result<(), tokio_postgres::Error> {
+    tx.prepare_cached(CHECK).await.map(drop)
 }
 
 /// How a worker names itself in `partition_leases.holder`.

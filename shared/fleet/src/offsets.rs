@@ -51,17 +51,22 @@ pub async fn commit(
     let topics: Vec<&str> = rows.iter().map(|r| r.0).collect();
     let partitions: Vec<i32> = rows.iter().map(|r| r.1).collect();
     let nexts: Vec<i64> = rows.iter().map(|r| r.2).collect();
-    let statement = tx
-        .prepare_cached(
-            "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
-             SELECT $1, t, p, o FROM unnest($2::text[], $3::int[], $4::bigint[]) AS x(t, p, o)
-             ON CONFLICT (consumer_group, topic, partition)
-             DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()",
-        )
-        .await?;
+    let statement = tx.prepare_cached(COMMIT).await?;
     tx.execute(&statement, &[&group, &topics, &partitions, &nexts])
         .await?;
     Ok(())
+}
+
+/// [`commit`]'s statement.
+const COMMIT: &str = "INSERT INTO consumer_offsets (consumer_group, topic, partition, next_offset)
+                      SELECT $1, t, p, o FROM unnest($2::text[], $3::int[], $4::bigint[]) AS x(t, p, o)
+                      ON CONFLICT (consumer_group, topic, partition)
+                      DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()";
+
+/// Prepares [`commit`]'s statement on `tx`'s connection (once per connection), so that a commit
+/// sent with other statements needs no round trip of its own first.
+pub async fn prepare(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), tokio_postgres::Error> {
+    tx.prepare_cached(COMMIT).await.map(drop)
 }
 
 /// Starts a new `group` at `offsets` (a benchmark or test that skips earlier traffic): a

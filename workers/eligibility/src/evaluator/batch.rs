@@ -110,7 +110,10 @@ fn validate(book: &RuleBook, record: &Record, update: ProfileUpdate) -> Result<W
         full: record.topic == PROFILE_ASSEMBLED,
         user_id: update.user_id,
         profile: Arc::new(profile),
-        json: update.profile.into(),
+        // As read, not as sent: PostgreSQL's `jsonb` cannot hold every number JSON can spell
+        // (`1e-20000` reads as 0.0 here but overflows `numeric` there), and a snapshot that
+        // cannot be stored would stop the partition.
+        json: json.to_string().into(),
         as_of,
         owner,
     })
@@ -406,5 +409,37 @@ impl UserPasses<'_> {
                 self.outputs.push(out);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A number the engine reads but PostgreSQL's `jsonb` could not hold (a scale beyond
+    /// `numeric`'s) is stored as read, so the snapshot can be written.
+    #[test]
+    fn a_snapshot_holds_the_profile_as_read_not_as_spelled() {
+        let book = RuleBook::bundled_for_tests();
+        let record = Record {
+            topic: USER_METADATA_UPDATED.into(),
+            partition: 0,
+            offset: 7,
+            key: None,
+            payload: None,
+            timestamp_ms: None,
+            headers: Vec::new(),
+        };
+        let update = ProfileUpdate {
+            event_id: "e1".into(),
+            user_id: "u1".into(),
+            profile: r#"{"user_id": "u1", "economic": {"annual_income": 1e-20000}}"#.into(),
+            as_of: Some("2025-01-15".into()),
+        };
+        let work = validate(&book, &record, update).expect("a valid profile");
+        assert_eq!(
+            &*work.json,
+            r#"{"user_id":"u1","economic":{"annual_income":0.0}}"#
+        );
     }
 }

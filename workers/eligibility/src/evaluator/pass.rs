@@ -37,7 +37,8 @@ impl Position {
     }
 }
 
-/// A profile as JSON text: as the update carried it, or as PostgreSQL returns a stored one.
+/// A profile as JSON text: the update's as read (serde_json's writing of the parsed value),
+/// or a stored one as PostgreSQL returns it.
 /// Kept as text, not as a parsed `serde_json::Value`: it is only ever written back (a new
 /// snapshot), and a parsed value costs dozens of allocations to build and to free for every
 /// user a batch loads (docs/fleet.md "Where the time goes"). PostgreSQL stores it as `jsonb`,

@@ -199,7 +199,9 @@ pub async fn commit_batch(
         .unzip();
     time_store("postgres", "commit_batch", async {
         let tx = client.transaction().await?;
-        let (ensure_months, snapshots, current, verdict_rows) = tokio::try_join!(
+        // Prepared before the statements go out together: a statement still to be prepared
+        // would be sent a round trip after the others, out of the order below.
+        let (ensure_months, snapshots, current, verdict_rows, (), ()) = tokio::try_join!(
             tx.prepare_cached(
                 "SELECT ensure_month_partition('evaluation_passes', m::date)
                  FROM unnest($1::text[]) AS t(m)"
@@ -231,6 +233,8 @@ pub async fn commit_batch(
                  ON CONFLICT (user_id) DO UPDATE SET verdicts = EXCLUDED.verdicts,
                      updated_at = now()"
             ),
+            fleet::leases::prepare(&tx),
+            fleet::offsets::prepare(&tx),
         )?;
         let p = &profiles;
         tokio::try_join!(
