@@ -142,8 +142,9 @@ async fn process_profiles(
     }
     // Who is read from PostgreSQL is known once the records are decoded: the read runs while
     // the updates are validated, not after (docs/fleet.md "Where the time goes").
+    let carried = pipeline.in_flight.users();
     let unread = users_to_read(
-        &pipeline.in_flight.users(),
+        &carried,
         decoded
             .iter()
             .filter_map(|(_, update)| update.as_ref().ok())
@@ -167,8 +168,10 @@ async fn process_profiles(
         }
     }
     let mut read = Some(read);
-    let (states, audit, events) =
-        batch_with_retries(records.len(), || evaluate(pipeline, &work, read.take())).await?;
+    let (states, audit, events) = batch_with_retries(records.len(), || {
+        evaluate(pipeline, &carried, &work, read.take())
+    })
+    .await?;
     let completed = pipeline.in_flight.make_room().await?;
     remember(pipeline, &completed);
     let users: ChangedUsers = Arc::new(
@@ -221,19 +224,20 @@ fn users_to_read<'a>(
     ids
 }
 
-/// Takes the batch's users (those a batch in flight changed from it, the rest from `read`, the
-/// read of [`users_to_read`] made while the batch was validated; a retry, which has none, reads
-/// them again) and runs their passes. Pure given what it loads, so a retry does the same.
+/// Takes the batch's users (those a batch in flight changed from `carried`, the rest from
+/// `read`, the read of [`users_to_read`] made while the batch was validated; a retry, which has
+/// none, reads them again) and runs their passes. Pure given what it loads, so a retry does the
+/// same.
 async fn evaluate(
     pipeline: &Pipeline,
+    carried: &HashMap<&str, &UserState>,
     work: &[Work],
     read: Option<Result<HashMap<String, UserState>, IoError>>,
 ) -> Result<Evaluated, IoError> {
-    let carried = pipeline.in_flight.users();
     let mut states = match read {
         Some(read) => read?,
         None => {
-            let unread = users_to_read(&carried, work.iter().map(|w| w.user_id.as_str()));
+            let unread = users_to_read(carried, work.iter().map(|w| w.user_id.as_str()));
             store::load_users(&pipeline.pool, &pipeline.book, &unread).await?
         }
     };

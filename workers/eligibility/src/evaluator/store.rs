@@ -54,7 +54,7 @@ pub async fn load_users(
     })
     .await?;
     // Parsed on every core: a user's profile is parsed and hashed again, and its verdicts
-    // unpacked into a map of a thousand entries ([`super::spread`]).
+    // unpacked, a thousand-odd entries ([`super::spread`]).
     let profiles = super::spread::map(profiles, |row| stored_profile(catalogue, &row));
     let verdicts = super::spread::map(verdicts, |row| {
         let user_id: String = row.get(0);
