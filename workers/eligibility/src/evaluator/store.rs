@@ -128,32 +128,33 @@ pub fn unpack_verdicts(book: &RuleBook, packed: &[u8]) -> Result<SchemeVerdicts,
             packed.len()
         ));
     }
-    packed
-        .chunks_exact(VERDICT_LEN)
-        .map(|c| {
-            let rule_key = i32::from_be_bytes([c[0], c[1], c[2], c[3]]);
-            let outcome = Outcome::from_code(c[4]);
-            let fingerprint = u64::from_be_bytes(c[5..13].try_into().expect("8 bytes"));
-            let day = i32::from_be_bytes([c[13], c[14], c[15], c[16]]);
-            let rule = book
-                .version(rule_key)
-                .ok_or_else(|| format!("rule_key {rule_key} is not in eligibility_rules"))?;
-            let as_of = Date::from_day_number(i64::from(day))
-                .ok_or_else(|| format!("day {day} is out of range"))?;
-            let verdict = StoredVerdict {
-                rule_key,
-                rule_id: rule.rule_id,
-                rule_version: rule.version,
-                known: Known {
-                    verdict: outcome.verdict,
-                    score: outcome.score,
-                    gaps: fingerprint,
-                },
-                as_of,
-            };
-            Ok((rule.scheme_id, verdict))
-        })
-        .collect()
+    // A plain loop into a vector of the right size: every pass's user is unpacked, about a
+    // thousand entries each, and collecting through `Result` grew the vector step by step.
+    let mut entries = Vec::with_capacity(packed.len() / VERDICT_LEN);
+    for c in packed.chunks_exact(VERDICT_LEN) {
+        let rule_key = i32::from_be_bytes([c[0], c[1], c[2], c[3]]);
+        let outcome = Outcome::from_code(c[4]);
+        let fingerprint = u64::from_be_bytes(c[5..13].try_into().expect("8 bytes"));
+        let day = i32::from_be_bytes([c[13], c[14], c[15], c[16]]);
+        let rule = book
+            .version(rule_key)
+            .ok_or_else(|| format!("rule_key {rule_key} is not in eligibility_rules"))?;
+        let as_of = Date::from_day_number(i64::from(day))
+            .ok_or_else(|| format!("day {day} is out of range"))?;
+        let verdict = StoredVerdict {
+            rule_key,
+            rule_id: rule.rule_id,
+            rule_version: rule.version,
+            known: Known {
+                verdict: outcome.verdict,
+                score: outcome.score,
+                gaps: fingerprint,
+            },
+            as_of,
+        };
+        entries.push((rule.scheme_id, verdict));
+    }
+    Ok(SchemeVerdicts::from_entries(entries))
 }
 
 /// Everything one micro-batch writes.

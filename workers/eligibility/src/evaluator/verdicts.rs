@@ -16,6 +16,24 @@ pub struct SchemeVerdicts {
 }
 
 impl SchemeVerdicts {
+    /// As a map collects: ordered by scheme, and of two entries for one scheme the later stays.
+    pub fn from_entries(mut by_scheme: Vec<(&'static str, StoredVerdict)>) -> Self {
+        // A user's stored verdicts are packed in scheme order, so loading them needs no sort.
+        if by_scheme.is_sorted_by(|a, b| a.0 < b.0) {
+            return SchemeVerdicts { by_scheme };
+        }
+        // Stable: entries of one scheme stay in the order given, and the last is kept below.
+        by_scheme.sort_by_key(|(scheme, _)| *scheme);
+        let mut kept: Vec<(&'static str, StoredVerdict)> = Vec::with_capacity(by_scheme.len());
+        for entry in by_scheme {
+            match kept.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => kept.push(entry),
+            }
+        }
+        SchemeVerdicts { by_scheme: kept }
+    }
+
     fn find(&self, scheme: &str) -> Result<usize, usize> {
         self.by_scheme
             .binary_search_by(|(held, _)| (**held).cmp(scheme))
@@ -69,20 +87,10 @@ impl SchemeVerdicts {
     }
 }
 
-/// As a map collects: ordered by scheme, and of two entries for one scheme the later stays.
+/// As [`SchemeVerdicts::from_entries`].
 impl FromIterator<(&'static str, StoredVerdict)> for SchemeVerdicts {
     fn from_iter<I: IntoIterator<Item = (&'static str, StoredVerdict)>>(entries: I) -> Self {
-        let mut by_scheme: Vec<(&'static str, StoredVerdict)> = entries.into_iter().collect();
-        // Stable: entries of one scheme stay in the order given, and the last is kept below.
-        by_scheme.sort_by_key(|(scheme, _)| *scheme);
-        let mut kept: Vec<(&'static str, StoredVerdict)> = Vec::with_capacity(by_scheme.len());
-        for entry in by_scheme {
-            match kept.last_mut() {
-                Some(last) if last.0 == entry.0 => *last = entry,
-                _ => kept.push(entry),
-            }
-        }
-        SchemeVerdicts { by_scheme: kept }
+        SchemeVerdicts::from_entries(entries.into_iter().collect())
     }
 }
 
