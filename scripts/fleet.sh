@@ -10,7 +10,8 @@
 #                             apart as "warm-up"; FLEET_BENCH_SECONDS: a paced phase's length
 #                             (default 10, at most FLEET_BENCH_UPDATES updates);
 #                             FLEET_BENCH_EVALUATORS, default "1 2 4": one run per evaluator count;
-#                             after each, every evaluator's rules held and resident memory;
+#                             after each, every evaluator's rules held, resident memory and
+#                             CPU, and the local broker's and PostgreSQL's CPU over the run;
 #                             FLEET_BENCH_BASELINE=<an earlier eligibility binary>: each count is
 #                             run with it first, then with this build, for a side-by-side ratio;
 #                             FLEET_BENCH_FRESH_BROKER=1: restart the in-memory broker before each
@@ -68,6 +69,20 @@ stop() {
   workers=()
 }
 trap stop EXIT
+
+# stack_cpu: CPU seconds the local broker and PostgreSQL have used so far, "BROKER PG"
+# (PostgreSQL's ended backends included: the postmaster counts its reaped children's time).
+stack_cpu() {
+  local hz broker postmaster
+  hz=$(getconf CLK_TCK)
+  broker=$(cat "${ELIGIBILITY_STACK_DIR:-$HOME/.cache/eligibility-stack}/broker/nisshi.pid" 2>/dev/null || true)
+  postmaster=$(pgrep -o -x postgres || true)
+  awk -v hz="$hz" -v pm="/proc/${postmaster:-0}/stat" -v br="/proc/${broker:-0}/stat" '
+    FILENAME == br { b = $14 + $15 }
+    FILENAME != br { p += $14 + $15; if (FILENAME == pm) p += $16 + $17 }
+    END { printf "%.1f %.1f", b / hz, p / hz }' \
+    "/proc/${broker:-0}/stat" $(for pid in $(pgrep -x postgres); do echo "/proc/$pid/stat"; done) 2>/dev/null
+}
 
 # run_once N [BIN]: a fresh database and consumer group, N evaluators (BIN, default this build's)
 # on it, then the mode's traffic.
@@ -139,6 +154,8 @@ run_once() {
     curl -sf "http://${addrs[0]}/metrics" | grep -E '^eligibility_(evaluation_duration_seconds|batch_engine_duration_seconds|store_duration_seconds)_(sum|count)' || true
   else
     echo "== $count evaluator(s) on the 16 partitions ($evaluator)"
+    local stack_before
+    stack_before=$(stack_cpu)
     "$bin/fleet_traffic" bench --group "$ELIGIBILITY_CONSUMER_GROUP" \
       --users "${FLEET_BENCH_USERS:-2000}" --updates "${FLEET_BENCH_UPDATES:-20000}" \
       --rates "${FLEET_BENCH_RATES:-100,1000,0}" --workload "${FLEET_BENCH_WORKLOAD:-wide}" \
@@ -154,6 +171,9 @@ run_once() {
       cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/${workers[$i]}/stat" 2>/dev/null || true)
       echo "evaluator $i: ${held:-?} rules held, ${rss:-?} MiB resident, ${cpu:-?} s CPU"
     done
+    # The rest of the box's work for the same run: on a shared machine it is the evaluators'
+    # latency too.
+    echo "$stack_before $(stack_cpu)" | awk '{printf "stack: broker %.1f s CPU, PostgreSQL %.1f s CPU\n", $3 - $1, $4 - $2}'
   fi
   stop
 }
