@@ -11,6 +11,12 @@
 //! behind `kafka-delete-records`) every second keeps the local broker's partitions short; that
 //! is far more often than production retention, and only for this reason. Only records below
 //! the group's committed offsets in PostgreSQL are deleted: the fleet never reads them again.
+//!
+//! The events the evaluators publish grow the broker's partitions the same way (the time to
+//! acknowledge a batch's events rose by a third to a half from one 10-second phase to the
+//! next). Those are read by the benchmark itself, for each phase's latencies, after the phase:
+//! [`delete_read`] deletes them between phases, once read, so that every phase meets a broker
+//! as empty as the first.
 
 use std::time::Duration;
 
@@ -67,19 +73,31 @@ pub async fn delete_committed(
                 continue;
             }
         };
-        let refused = answer
-            .iter()
-            .flat_map(|answer| answer.elements())
-            .find(|e| e.error().is_err());
-        if let Some(refused) = refused {
-            anyhow::bail!(
-                "the broker refused to delete {}[{}] below {:?}: {:?}",
-                refused.topic(),
-                refused.partition(),
-                refused.offset(),
-                refused.error()
-            );
+        if let Some(answer) = &answer {
+            all_deleted(answer)?;
         }
         deleted_to.extend(wanted);
     }
+}
+
+/// Deletes every record below `ends` (the ends of topics the caller has read to there). A
+/// failure is an error, not retried: nothing else deletes them.
+pub async fn delete_read(kafka: &KafkaConfig, ends: &TopicPartitionList) -> Result<()> {
+    let admin: AdminClient<DefaultClientContext> = fleet::kafka::client_config(kafka).create()?;
+    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
+    all_deleted(&admin.delete_records(ends, &options).await?)
+}
+
+/// The broker's answer to a deletion, as an error naming the first partition it refused.
+fn all_deleted(answer: &TopicPartitionList) -> Result<()> {
+    if let Some(refused) = answer.elements().iter().find(|e| e.error().is_err()) {
+        anyhow::bail!(
+            "the broker refused to delete {}[{}] below {:?}: {:?}",
+            refused.topic(),
+            refused.partition(),
+            refused.offset(),
+            refused.error()
+        );
+    }
+    Ok(())
 }

@@ -74,8 +74,9 @@ enum What {
         #[arg(long, default_value_t = 0)]
         warm_up: usize,
         /// Keep every record on the broker. By default the records the group has committed are
-        /// deleted every second (see `loadtest::retention`: the local broker's fetch and
-        /// produce slow down as its partitions grow).
+        /// deleted every second, and the events published before each phase are deleted once
+        /// read (see `loadtest::retention`: the local broker's fetch and produce slow down as
+        /// its partitions grow).
         #[arg(long)]
         keep_records: bool,
         /// The evaluator's consumer group (whose committed offsets mark "done").
@@ -325,7 +326,7 @@ async fn main() -> Result<()> {
                     }
                 })
             });
-            let result = bench(&env, &pool, users, &phases, workload, &group).await;
+            let result = bench(&env, &pool, users, &phases, workload, &group, keep_records).await;
             if let Some(task) = &retention {
                 task.abort();
             }
@@ -932,6 +933,15 @@ impl Phases {
     }
 }
 
+/// The topics an evaluator publishes a profile update's events to.
+const PUBLISHED: [&str; 5] = [
+    ELIGIBILITY_COMPUTED,
+    ELIGIBILITY_BATCH_COMPUTED,
+    ELIGIBILITY_NEW_MATCH,
+    ELIGIBILITY_LOST,
+    ELIGIBILITY_PARTIAL_MATCH,
+];
+
 async fn bench(
     env: &Env,
     pool: &deadpool_postgres::Pool,
@@ -939,6 +949,7 @@ async fn bench(
     phases: &Phases,
     workload: Workload,
     group: &str,
+    keep_records: bool,
 ) -> Result<()> {
     // Phase 1: every citizen's first evaluation (all schemes), not measured.
     let base = create_citizens(env, pool, group, users, 0).await?;
@@ -983,6 +994,16 @@ async fn bench(
             .collect();
         sent += count;
         workers_settled().await;
+        if !keep_records {
+            // What the evaluators published so far has been read (the last phase's latencies).
+            let mut read = TopicPartitionList::new();
+            for topic in PUBLISHED {
+                for e in env.ends(topic)?.elements() {
+                    read.add_partition_offset(topic, e.partition(), e.offset())?;
+                }
+            }
+            retention::delete_read(&env.kafka, &read).await?;
+        }
         let phase = run_phase(env, pool, group, &changed, rate).await?;
         println!(
             "{:>10} {:>8} {:>10.0} {:>8} {:>8} {:>8} {:>11.1} {:>12.1} {:>10.1}",
