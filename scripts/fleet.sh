@@ -17,9 +17,9 @@
 #                             FLEET_BENCH_FRESH_BROKER=1: restart the in-memory broker before each
 #                             run; FLEET_EVALUATOR_ARGS: extra flags for each evaluator;
 #                             FLEET_BENCH_KEEP_RECORDS set (non-empty): keep every record on the
-#                             broker (by default the bench deletes what the group committed,
-#                             every second, and before each phase the events published so far,
-#                             once read: the local broker slows as its partitions grow))
+#                             broker (by default the bench deletes what the group committed
+#                             and the events the evaluators published, once read, every
+#                             second: the local broker slows as its partitions grow))
 #   scripts/fleet.sh rule-change   bundled corpus, N citizens (FLEET_BENCH_USERS, default 100,000),
 #                             then a new version of a central rule (FLEET_BENCH_RULE): time to
 #                             re-evaluate every citizen end to end (FLEET_BENCH_EVALUATORS,

@@ -74,9 +74,9 @@ enum What {
         #[arg(long, default_value_t = 0)]
         warm_up: usize,
         /// Keep every record on the broker. By default the records the group has committed are
-        /// deleted every second, and the events published before each phase are deleted once
-        /// read (see `loadtest::retention`: the local broker's fetch and produce slow down as
-        /// its partitions grow).
+        /// deleted every second, and so are the events the evaluators publish, once read (see
+        /// `loadtest::retention`: the local broker's fetch and produce slow down as its
+        /// partitions grow).
         #[arg(long)]
         keep_records: bool,
         /// The evaluator's consumer group (whose committed offsets mark "done").
@@ -1004,7 +1004,7 @@ async fn bench(
             }
             retention::delete_read(&env.kafka, &read).await?;
         }
-        let phase = run_phase(env, pool, group, &changed, rate).await?;
+        let phase = run_phase(env, pool, group, &changed, rate, keep_records).await?;
         println!(
             "{:>10} {:>8} {:>10.0} {:>8} {:>8} {:>8} {:>11.1} {:>12.1} {:>10.1}",
             label,
@@ -1077,6 +1077,71 @@ impl Phase {
     }
 }
 
+/// Reads the pass summaries from `consumer` until `expected` distinct updates have one, or
+/// none came for 5 s once `phase_done`: each update's (user, input hash) and its first
+/// summary's publication time. Unless `keep_records`, deletes every second what it has read,
+/// and the other events published meanwhile, which nothing here reads
+/// (`loadtest::retention`: the local broker slows as its partitions grow).
+async fn read_summaries(
+    env: &Env,
+    consumer: &StreamConsumer,
+    expected: usize,
+    phase_done: &std::sync::atomic::AtomicBool,
+    keep_records: bool,
+) -> Result<HashMap<(String, String), i64>> {
+    let mut published: HashMap<(String, String), i64> = HashMap::with_capacity(expected);
+    let mut unread = Vec::new();
+    for topic in PUBLISHED
+        .iter()
+        .filter(|&&t| t != ELIGIBILITY_BATCH_COMPUTED)
+    {
+        for e in env.ends(topic)?.elements() {
+            unread.push((*topic, e.partition()));
+        }
+    }
+    let mut last_read = Instant::now();
+    let mut deleted = Instant::now();
+    while published.len() < expected {
+        match tokio::time::timeout(Duration::from_secs(1), consumer.recv()).await {
+            Ok(message) => {
+                let message = message?;
+                last_read = Instant::now();
+                let e: EligibilityBatchComputed = env
+                    .codec
+                    .decode(message.payload().unwrap_or_default())
+                    .await?;
+                if let Some(out) = message.timestamp().to_millis() {
+                    published.entry((e.user_id, e.input_hash)).or_insert(out);
+                }
+            }
+            Err(_) => {
+                let done = phase_done.load(std::sync::atomic::Ordering::SeqCst);
+                if done && last_read.elapsed() >= Duration::from_secs(5) {
+                    break;
+                }
+            }
+        }
+        if !keep_records && deleted.elapsed() >= retention::EVERY {
+            let mut read = TopicPartitionList::new();
+            for e in consumer.position()?.elements() {
+                if let rdkafka::Offset::Offset(next) = e.offset() {
+                    read.add_partition_offset(
+                        e.topic(),
+                        e.partition(),
+                        rdkafka::Offset::Offset(next),
+                    )?;
+                }
+            }
+            for &(topic, partition) in &unread {
+                read.add_partition_offset(topic, partition, rdkafka::Offset::End)?;
+            }
+            retention::delete_read(&env.kafka, &read).await?;
+            deleted = Instant::now();
+        }
+    }
+    Ok(published)
+}
+
 /// Sends `profiles` at `rate` per second (0: all at once), waits until the worker committed them
 /// all, and measures.
 async fn run_phase(
@@ -1085,6 +1150,7 @@ async fn run_phase(
     group: &str,
     profiles: &[Json],
     rate: u32,
+    keep_records: bool,
 ) -> Result<Phase> {
     let records = env.profile_records(profiles).await?;
     let marks = env.ends(ELIGIBILITY_BATCH_COMPUTED)?;
@@ -1102,37 +1168,50 @@ async fn run_phase(
         .collect();
     let mut sent_at: HashMap<(String, String), i64> = HashMap::with_capacity(profiles.len());
     let mut pending = Vec::with_capacity(profiles.len());
+    // Latency: each update's pass summary (eligibility.batch.computed) is stamped by the
+    // worker's producer when it publishes it, just before its batch commits. The summaries are
+    // read while the phase runs, as a downstream consumer reads them.
+    let consumer = reader(env, &marks)?;
+    let phase_done = std::sync::atomic::AtomicBool::new(false);
     let t = Instant::now();
-    // Paced in 10 ms ticks; the whole phase at once when the rate is 0.
-    let per_tick = if rate == 0 {
-        profiles.len()
-    } else {
-        (rate as usize / 100).max(1)
-    };
-    for (tick, ((chunk, records), keys)) in profiles
-        .chunks(per_tick)
-        .zip(records.chunks(per_tick))
-        .zip(keys.chunks(per_tick))
-        .enumerate()
-    {
-        if rate > 0 {
-            let due = Duration::from_secs_f64((tick * per_tick) as f64 / f64::from(rate));
-            tokio::time::sleep_until((t + due).into()).await;
+    let sending = async {
+        // Paced in 10 ms ticks; the whole phase at once when the rate is 0.
+        let per_tick = if rate == 0 {
+            profiles.len()
+        } else {
+            (rate as usize / 100).max(1)
+        };
+        for (tick, ((chunk, records), keys)) in profiles
+            .chunks(per_tick)
+            .zip(records.chunks(per_tick))
+            .zip(keys.chunks(per_tick))
+            .enumerate()
+        {
+            if rate > 0 {
+                let due = Duration::from_secs_f64((tick * per_tick) as f64 / f64::from(rate));
+                tokio::time::sleep_until((t + due).into()).await;
+            }
+            let now = unix_ms();
+            sent_at.extend(keys.iter().map(|key| (key.clone(), now)));
+            pending.extend(enqueue_profiles(env, chunk, records).await?);
         }
-        let now = unix_ms();
-        sent_at.extend(keys.iter().map(|key| (key.clone(), now)));
-        pending.extend(enqueue_profiles(env, chunk, records).await?);
-    }
-    acknowledged(pending).await?;
-    wait_committed(
-        pool,
-        group,
-        USER_METADATA_UPDATED,
-        before + profiles.len() as i64,
-        t,
-    )
-    .await?;
-    let elapsed = t.elapsed();
+        acknowledged(pending).await?;
+        wait_committed(
+            pool,
+            group,
+            USER_METADATA_UPDATED,
+            before + profiles.len() as i64,
+            t,
+        )
+        .await?;
+        let elapsed = t.elapsed();
+        phase_done.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok::<_, anyhow::Error>(elapsed)
+    };
+    let (elapsed, published) = tokio::try_join!(
+        sending,
+        read_summaries(env, &consumer, profiles.len(), &phase_done, keep_records)
+    )?;
     // Statistics reach pg_stat_user_tables within a second of each commit.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let rows = rows_written(pool).await? - rows_before;
@@ -1149,26 +1228,11 @@ async fn run_phase(
         }
     };
 
-    // Latency: each update's pass summary (eligibility.batch.computed) is stamped by the
-    // worker's producer when it publishes it, just before its batch commits.
-    let consumer = reader(env, &marks)?;
     let mut latencies = Vec::with_capacity(profiles.len());
     let mut by_second: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
     let started_ms = unix_ms() - t.elapsed().as_millis() as i64;
-    while latencies.len() < sent_at.len() {
-        let Ok(message) = tokio::time::timeout(Duration::from_secs(5), consumer.recv()).await
-        else {
-            break;
-        };
-        let message = message?;
-        let e: EligibilityBatchComputed = env
-            .codec
-            .decode(message.payload().unwrap_or_default())
-            .await?;
-        if let (Some(out), Some(input)) = (
-            message.timestamp().to_millis(),
-            sent_at.get(&(e.user_id.clone(), e.input_hash.clone())),
-        ) {
+    for (key, out) in published {
+        if let Some(input) = sent_at.get(&key) {
             latencies.push((out - input).max(0));
             by_second
                 .entry((input - started_ms) / 1000)
