@@ -42,8 +42,7 @@ pub async fn delete_committed(
     group: &str,
     topics: &[&str],
 ) -> Result<()> {
-    let admin: AdminClient<DefaultClientContext> = fleet::kafka::client_config(kafka).create()?;
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
+    let deleter = Deleter::new(kafka)?;
     let mut deleted_to = Offsets::new();
     loop {
         tokio::time::sleep(EVERY).await;
@@ -64,7 +63,10 @@ pub async fn delete_committed(
             for ((topic, partition), next) in &wanted {
                 list.add_partition_offset(topic, *partition, Offset::Offset(*next))?;
             }
-            let answer = admin.delete_records(&list, &options).await?;
+            let answer = deleter
+                .admin
+                .delete_records(&list, &deleter.options)
+                .await?;
             Ok::<_, anyhow::Error>((wanted, Some(answer)))
         };
         let (wanted, answer) = match round.await {
@@ -81,12 +83,26 @@ pub async fn delete_committed(
     }
 }
 
-/// Deletes every record below `ends` (the ends of topics the caller has read to there). A
-/// failure is an error, not retried: nothing else deletes them.
-pub async fn delete_read(kafka: &KafkaConfig, ends: &TopicPartitionList) -> Result<()> {
-    let admin: AdminClient<DefaultClientContext> = fleet::kafka::client_config(kafka).create()?;
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
-    all_deleted(&admin.delete_records(ends, &options).await?)
+/// An admin client for deleting what has been read, made once and kept: a client of its own
+/// per deletion (a connection and a metadata request each time) added its own stalls.
+pub struct Deleter {
+    admin: AdminClient<DefaultClientContext>,
+    options: AdminOptions,
+}
+
+impl Deleter {
+    pub fn new(kafka: &KafkaConfig) -> Result<Deleter> {
+        Ok(Deleter {
+            admin: fleet::kafka::client_config(kafka).create()?,
+            options: AdminOptions::new().operation_timeout(Some(Duration::from_secs(10))),
+        })
+    }
+
+    /// Deletes every record below `ends` (the ends of topics the caller has read to there). A
+    /// failure is an error, not retried: nothing else deletes them.
+    pub async fn delete_read(&self, ends: &TopicPartitionList) -> Result<()> {
+        all_deleted(&self.admin.delete_records(ends, &self.options).await?)
+    }
 }
 
 /// The broker's answer to a deletion, as an error naming the first partition it refused.

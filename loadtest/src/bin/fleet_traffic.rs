@@ -951,6 +951,11 @@ async fn bench(
     group: &str,
     keep_records: bool,
 ) -> Result<()> {
+    let deleter = match keep_records {
+        true => None,
+        false => Some(retention::Deleter::new(&env.kafka)?),
+    };
+    let deleter = deleter.as_ref();
     // Phase 1: every citizen's first evaluation (all schemes), not measured.
     let base = create_citizens(env, pool, group, users, 0).await?;
     // A first evaluation caches every scheme of every citizen after its commit; measuring
@@ -994,7 +999,7 @@ async fn bench(
             .collect();
         sent += count;
         workers_settled().await;
-        if !keep_records {
+        if let Some(deleter) = deleter {
             // What the evaluators published so far has been read (the last phase's latencies).
             let mut read = TopicPartitionList::new();
             for topic in PUBLISHED {
@@ -1002,9 +1007,9 @@ async fn bench(
                     read.add_partition_offset(topic, e.partition(), e.offset())?;
                 }
             }
-            retention::delete_read(&env.kafka, &read).await?;
+            deleter.delete_read(&read).await?;
         }
-        let phase = run_phase(env, pool, group, &changed, rate, keep_records).await?;
+        let phase = run_phase(env, pool, group, &changed, rate, deleter).await?;
         println!(
             "{:>10} {:>8} {:>10.0} {:>8} {:>8} {:>8} {:>11.1} {:>12.1} {:>10.1}",
             label,
@@ -1079,7 +1084,7 @@ impl Phase {
 
 /// Reads the pass summaries from `consumer` until `expected` distinct updates have one, or
 /// none came for 5 s once `phase_done`: each update's (user, input hash) and its first
-/// summary's publication time. Unless `keep_records`, deletes every second what it has read,
+/// summary's publication time. With a `deleter`, deletes every second what it has read,
 /// and the other events published meanwhile, which nothing here reads
 /// (`loadtest::retention`: the local broker slows as its partitions grow).
 async fn read_summaries(
@@ -1087,7 +1092,7 @@ async fn read_summaries(
     consumer: &StreamConsumer,
     expected: usize,
     phase_done: &std::sync::atomic::AtomicBool,
-    keep_records: bool,
+    deleter: Option<&retention::Deleter>,
 ) -> Result<HashMap<(String, String), i64>> {
     let mut published: HashMap<(String, String), i64> = HashMap::with_capacity(expected);
     let mut unread = Vec::new();
@@ -1121,7 +1126,7 @@ async fn read_summaries(
                 }
             }
         }
-        if !keep_records && deleted.elapsed() >= retention::EVERY {
+        if let Some(deleter) = deleter.filter(|_| deleted.elapsed() >= retention::EVERY) {
             let mut read = TopicPartitionList::new();
             for e in consumer.position()?.elements() {
                 if let rdkafka::Offset::Offset(next) = e.offset() {
@@ -1135,7 +1140,7 @@ async fn read_summaries(
             for &(topic, partition) in &unread {
                 read.add_partition_offset(topic, partition, rdkafka::Offset::End)?;
             }
-            retention::delete_read(&env.kafka, &read).await?;
+            deleter.delete_read(&read).await?;
             deleted = Instant::now();
         }
     }
@@ -1150,7 +1155,7 @@ async fn run_phase(
     group: &str,
     profiles: &[Json],
     rate: u32,
-    keep_records: bool,
+    deleter: Option<&retention::Deleter>,
 ) -> Result<Phase> {
     let records = env.profile_records(profiles).await?;
     let marks = env.ends(ELIGIBILITY_BATCH_COMPUTED)?;
@@ -1210,7 +1215,7 @@ async fn run_phase(
     };
     let (elapsed, published) = tokio::try_join!(
         sending,
-        read_summaries(env, &consumer, profiles.len(), &phase_done, keep_records)
+        read_summaries(env, &consumer, profiles.len(), &phase_done, deleter)
     )?;
     // Statistics reach pg_stat_user_tables within a second of each commit.
     tokio::time::sleep(Duration::from_millis(1500)).await;
