@@ -197,6 +197,17 @@ impl Env {
         })
     }
 
+    /// The current end of every partition of `topics`, in one list.
+    fn ends_of(&self, topics: &[&str]) -> Result<TopicPartitionList> {
+        let mut list = TopicPartitionList::new();
+        for topic in topics {
+            for e in self.ends(topic)?.elements() {
+                list.add_partition_offset(topic, e.partition(), e.offset())?;
+            }
+        }
+        Ok(list)
+    }
+
     fn ends(&self, topic: &str) -> Result<TopicPartitionList> {
         let probe: StreamConsumer = fleet::kafka::client_config(&self.kafka)
             .set("group.id", "fleet-traffic")
@@ -401,17 +412,12 @@ fn example(name: &str) -> Result<Json> {
 }
 
 async fn demo(env: &Env) -> Result<()> {
-    let mut marks = TopicPartitionList::new();
-    for topic in [
+    let marks = env.ends_of(&[
         ELIGIBILITY_NEW_MATCH,
         ELIGIBILITY_LOST,
         ELIGIBILITY_PARTIAL_MATCH,
         ELIGIBILITY_BATCH_COMPUTED,
-    ] {
-        for e in env.ends(topic)?.elements() {
-            marks.add_partition_offset(topic, e.partition(), e.offset())?;
-        }
-    }
+    ])?;
     let senior = example("ka_senior_62")?;
     let worker = example("ka_worker_58")?;
     let incomplete = example("tn_incomplete_67")?;
@@ -431,18 +437,6 @@ async fn demo(env: &Env) -> Result<()> {
         ),
     ];
     let consumer = reader(env, &marks)?;
-    // The partitions of the events nothing here reads, listed before the clock starts: asking
-    // for them (a request per partition) in the phase's first second had made its p99 the
-    // phase's highest.
-    let mut unread = TopicPartitionList::new();
-    for topic in PUBLISHED
-        .iter()
-        .filter(|&&t| t != ELIGIBILITY_BATCH_COMPUTED)
-    {
-        for e in env.ends(topic)?.elements() {
-            unread.add_partition(topic, e.partition());
-        }
-    }
     for (title, profiles) in steps {
         println!("\n== {title}");
         let records = env.profile_records(&profiles).await?;
@@ -945,10 +939,11 @@ impl Phases {
     }
 }
 
-/// The topics an evaluator publishes a profile update's events to.
+/// The topics an evaluator publishes a profile update's events to: first the pass summaries,
+/// which the bench reads, then those it does not.
 const PUBLISHED: [&str; 5] = [
-    ELIGIBILITY_COMPUTED,
     ELIGIBILITY_BATCH_COMPUTED,
+    ELIGIBILITY_COMPUTED,
     ELIGIBILITY_NEW_MATCH,
     ELIGIBILITY_LOST,
     ELIGIBILITY_PARTIAL_MATCH,
@@ -1013,13 +1008,7 @@ async fn bench(
         workers_settled().await;
         if let Some(deleter) = deleter {
             // What the evaluators published so far has been read (the last phase's latencies).
-            let mut read = TopicPartitionList::new();
-            for topic in PUBLISHED {
-                for e in env.ends(topic)?.elements() {
-                    read.add_partition_offset(topic, e.partition(), e.offset())?;
-                }
-            }
-            deleter.delete_read(&read).await?;
+            deleter.delete_read(&env.ends_of(&PUBLISHED)?).await?;
         }
         let phase = run_phase(env, pool, group, &changed, rate, deleter).await?;
         println!(
@@ -1185,15 +1174,7 @@ async fn run_phase(
     // The partitions of the events nothing here reads, listed before the clock starts: asking
     // for them (a request per partition) in the phase's first second had made its p99 the
     // phase's highest.
-    let mut unread = TopicPartitionList::new();
-    for topic in PUBLISHED
-        .iter()
-        .filter(|&&t| t != ELIGIBILITY_BATCH_COMPUTED)
-    {
-        for e in env.ends(topic)?.elements() {
-            unread.add_partition(topic, e.partition());
-        }
-    }
+    let unread = env.ends_of(&PUBLISHED[1..])?;
     let phase_done = std::sync::atomic::AtomicBool::new(false);
     let t = Instant::now();
     let sending = async {
