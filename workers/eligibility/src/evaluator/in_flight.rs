@@ -38,10 +38,12 @@ struct Batch {
 }
 
 impl InFlight {
-    /// Tails running at once. Commits are one after another, but publishing is not: with
-    /// four, a batch publishes as soon as it is evaluated while earlier ones commit, instead
-    /// of waiting for the oldest commit (which put that wait into every update's latency).
-    pub const MAX: usize = 4;
+    /// Tails running at once. Commits are one after another, but publishing is not: a batch
+    /// publishes as soon as it is evaluated while earlier ones commit, instead of waiting for
+    /// the oldest commit. A tail lives through its acknowledgements and its turn to commit,
+    /// several batch cycles under load, so with four the loop still waited for room now and
+    /// then, and the updates queued behind it waited too (docs/fleet.md "Pipelining").
+    pub const MAX: usize = 8;
 
     /// Each user some batch in flight changed, in its latest state.
     pub fn users(&self) -> HashMap<&str, &UserState> {
