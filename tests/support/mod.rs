@@ -96,9 +96,9 @@ impl Stack {
 }
 
 /// Drops the databases of test processes that have ended (`e2e_…_<pid>`, see
-/// [`Stack::fresh_database`]). A test leaves its database for inspection, but hundreds of them
-/// kept PostgreSQL's autovacuum launcher busy visiting each, beside every later run. Only where
-/// `/proc` tells which processes are alive.
+/// [`Stack::fresh_database`]). A test leaves its database for inspection, but nothing removed
+/// them afterwards, and hundreds had piled up on the development machine. Only where `/proc`
+/// tells which processes are alive.
 async fn drop_stale_databases(client: &deadpool_postgres::Client) {
     if !Path::new("/proc/self").exists() {
         return;

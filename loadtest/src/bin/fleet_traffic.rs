@@ -1087,8 +1087,7 @@ impl Phase {
 /// none came for 5 s once `phase_done`: each update's (user, input hash) and its first
 /// summary's publication time. With a `deleter`, deletes every second what it has read,
 /// and the other events published meanwhile (on the partitions of `unread`), which nothing
-/// here reads
-/// (`loadtest::retention`: the local broker slows as its partitions grow).
+/// here reads (`loadtest::retention`: the local broker slows as its partitions grow).
 async fn read_summaries(
     env: &Env,
     consumer: &StreamConsumer,
@@ -1122,13 +1121,10 @@ async fn read_summaries(
         }
         if let Some(deleter) = deleter.filter(|_| deleted.elapsed() >= retention::EVERY) {
             let mut read = TopicPartitionList::new();
+            // A partition the reader has taken nothing from yet has no position.
             for e in consumer.position()?.elements() {
-                if let rdkafka::Offset::Offset(next) = e.offset() {
-                    read.add_partition_offset(
-                        e.topic(),
-                        e.partition(),
-                        rdkafka::Offset::Offset(next),
-                    )?;
+                if let offset @ rdkafka::Offset::Offset(_) = e.offset() {
+                    read.add_partition_offset(e.topic(), e.partition(), offset)?;
                 }
             }
             for e in unread.elements() {
