@@ -1166,7 +1166,7 @@ async fn e2e_a_new_match_in_an_explanation_out() {
             .filter(|r| {
                 let user = r.message("user");
                 user.contains("You are eligible for Karnataka Old Age Pension")
-                    || user.contains("आप Karnataka Old Age Pension के लिए पात्र हैं")
+                    || user.contains("आप कर्नाटक वृद्धावस्था पेंशन के लिए पात्र हैं")
             })
             .count()
     };

@@ -136,7 +136,7 @@ fn scheme(i: usize, count: usize, rng: &mut ChaCha8Rng) -> Json {
         "version": 1,
         "eligibility": {"operator": "AND", "conditions": conditions},
         "exclusions": exclusions,
-        "benefit": {"type": "cash", "amount_inr": amount, "frequency": frequency, "disbursement": "direct_bank_transfer"},
+        "benefit": {"kind": "cash", "type": "cash", "amount_inr": amount, "frequency": frequency, "disbursement": "direct_bank_transfer"},
         "documents_required": ["aadhaar_card", "bank_passbook"],
         "application": {"portal_url": "https://example.invalid/apply", "deadline": null},
     })

@@ -1,5 +1,8 @@
 //! What a scheme pays, as evaluations show it: the base amount, or the amount of the first
-//! benefit tier whose condition holds for the profile (docs/semantics.md, "Benefit tiers").
+//! benefit tier whose condition holds for the profile (docs/semantics.md, "Benefit tiers"). The
+//! benefit's kind says what the amount is: money paid per period, or an insurance cover or a
+//! loan limit, which are shown apart and never as money paid (docs/rule-format.md, "Benefit
+//! kinds").
 //!
 //! Every estimate a rule can show is worked out once when the rule is loaded; choosing one for a
 //! profile walks the tiers' conditions and allocates nothing.
@@ -10,20 +13,31 @@ use serde_json::Value as Json;
 use crate::eval::{from_profile, tree_outcome};
 use crate::outcome::Truth;
 use crate::profile::Profile;
-use crate::rule::{Benefit, Frequency, Rule};
+use crate::rule::{Benefit, BenefitKind, Frequency, Rule};
 use crate::value::number_json;
 
 /// The benefit as the output shows it (monthly, annual or one-time amounts).
 #[derive(Debug, Clone, Serialize)]
 pub struct BenefitEstimate {
+    pub kind: BenefitKind,
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub type_code: Option<String>,
+    /// Paid per month (a contributory pension: the highest slab).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monthly_inr: Option<Json>,
+    /// A contributory pension's lowest monthly slab (the citizen's contribution chooses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monthly_from_inr: Option<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annual_inr: Option<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub one_time_inr: Option<Json>,
+    /// An insurance benefit's cover, paid only on a claim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cover_inr: Option<Json>,
+    /// A loan benefit's limit: the most that can be borrowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loan_up_to_inr: Option<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disbursement: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -38,6 +52,18 @@ pub struct BenefitEstimate {
     /// The amount per `frequency`, as authored (not shown: the amounts above are).
     #[serde(skip)]
     pub amount_inr: Option<f64>,
+}
+
+impl BenefitEstimate {
+    /// The money paid a month (annual amounts / 12, one-time amounts not counted): `None` for
+    /// a kind whose amount is not paid out (a cover, a loan limit, a contributory pension).
+    pub fn monthly_paid_out(&self) -> Option<f64> {
+        if !self.kind.is_paid_out() {
+            return None;
+        }
+        let number = |json: &Option<Json>| json.as_ref().and_then(Json::as_f64);
+        number(&self.monthly_inr).or_else(|| number(&self.annual_inr).map(|a| a / 12.0))
+    }
 }
 
 /// Every estimate of one rule's benefit.
@@ -74,7 +100,23 @@ impl BenefitEstimates {
 }
 
 fn estimate(benefit: &Benefit, amount: Option<f64>, tier: Option<String>) -> BenefitEstimate {
-    let per = |times: f64| amount.map(|a| number_json(a * times));
+    let whole = amount.map(number_json);
+    // A cover or a loan limit is one sum, whatever the premium's or repayment's period.
+    let (cover, loan) = match benefit.kind {
+        BenefitKind::InsuranceCover => (whole, None),
+        BenefitKind::LoanUpTo => (None, whole),
+        _ => (None, None),
+    };
+    let per = |times: f64| {
+        amount
+            .filter(|_| {
+                !matches!(
+                    benefit.kind,
+                    BenefitKind::InsuranceCover | BenefitKind::LoanUpTo
+                )
+            })
+            .map(|a| number_json(a * times))
+    };
     let (monthly, annual, one_time) = match benefit.frequency {
         Some(Frequency::Monthly) => (per(1.0), per(12.0), None),
         Some(Frequency::Quarterly) => (None, per(4.0), None),
@@ -82,11 +124,21 @@ fn estimate(benefit: &Benefit, amount: Option<f64>, tier: Option<String>) -> Ben
         Some(Frequency::OneTime) => (None, None, per(1.0)),
         Some(Frequency::InKind) | None => (None, None, None),
     };
+    let monthly_from = benefit
+        .amount_min_inr
+        .filter(|_| benefit.kind == BenefitKind::ContributoryPension && monthly.is_some())
+        .map(number_json);
+    // A range of slabs has no single yearly figure.
+    let annual = if monthly_from.is_some() { None } else { annual };
     BenefitEstimate {
-        kind: benefit.kind.clone(),
+        kind: benefit.kind,
+        type_code: benefit.type_code.clone(),
         monthly_inr: monthly,
+        monthly_from_inr: monthly_from,
         annual_inr: annual,
         one_time_inr: one_time,
+        cover_inr: cover,
+        loan_up_to_inr: loan,
         disbursement: benefit.disbursement.clone(),
         description: benefit.description.clone(),
         tier,

@@ -77,6 +77,17 @@ pub struct FieldSpec {
     /// other codes read with spaces for underscores.
     #[serde(default)]
     pub value_words: BTreeMap<String, String>,
+    /// A yes/no field's value as a whole clause about the citizen, for `true` and `false`
+    /// ("your household owns a refrigerator" / "… does not own …"): texts say the fact, never
+    /// "refrigerator: yes" (docs/languages.md, "Yes/no facts"). Every boolean field has both.
+    #[serde(default)]
+    pub when_yes: Option<String>,
+    #[serde(default)]
+    pub when_no: Option<String>,
+    /// A list field holding one item, as a clause with `{item}` ("you already receive
+    /// {item}").
+    #[serde(default)]
+    pub when_includes: Option<String>,
 }
 
 impl FieldSpec {
@@ -89,6 +100,15 @@ impl FieldSpec {
     /// The namespace (`identity` of `identity.age`).
     pub fn namespace(&self) -> &str {
         self.name.split_once('.').map_or("", |(ns, _)| ns)
+    }
+
+    /// A yes/no value as the field's clause (`when_yes` / `when_no`).
+    pub fn when(&self, value: bool) -> Option<&str> {
+        if value {
+            self.when_yes.as_deref()
+        } else {
+            self.when_no.as_deref()
+        }
     }
 
     /// The name used in gap descriptions and explanations.
@@ -136,6 +156,23 @@ impl Catalogue {
             if let Some(code) = field.value_words.keys().find(|c| !field.allows_value(c)) {
                 return Err(EngineError::Catalogue(format!(
                     "field {:?}: `value_words` names {code:?}, which is not one of its values",
+                    field.name
+                )));
+            }
+            let boolean = field.field_type == FieldType::Boolean;
+            if boolean != field.when_yes.is_some() || boolean != field.when_no.is_some() {
+                return Err(EngineError::Catalogue(format!(
+                    "field {:?}: a yes/no field, and only one, has `when_yes` and `when_no` (its value as a clause)",
+                    field.name
+                )));
+            }
+            if field
+                .when_includes
+                .as_ref()
+                .is_some_and(|w| field.field_type != FieldType::List || !w.contains("{item}"))
+            {
+                return Err(EngineError::Catalogue(format!(
+                    "field {:?}: `when_includes` is for list fields and names `{{item}}`",
                     field.name
                 )));
             }

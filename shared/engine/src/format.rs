@@ -99,3 +99,61 @@ mod tests {
         assert_eq!(indian_number(-1234.5), "-1,234.50");
     }
 }
+
+/// A date as citizens read it in English: "1 January 1960" (outputs keep ISO dates; texts
+/// never show them).
+pub struct LongDate(pub crate::date::Date);
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+impl fmt::Display for LongDate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let date = self.0;
+        write!(
+            f,
+            "{} {} {}",
+            date.day(),
+            MONTHS[usize::from(date.month()) - 1],
+            date.year()
+        )
+    }
+}
+
+/// A number with a catalogue unit, in English words: "1 acre", "2.50 hectares", "3,600 units
+/// of electricity a year" (the same words as `shared/explain/languages/en.yaml` `units`, which
+/// a test holds equal). Money is [`Rupees`]; a unit this does not know is written after the
+/// number as it is.
+pub struct Quantity<'a>(pub f64, pub &'a str);
+
+impl fmt::Display for Quantity<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Quantity(number, unit) = *self;
+        let one = number == 1.0;
+        let words = match unit {
+            "years" => Some(if one { "year" } else { "years" }),
+            "percent" => Some("percent"),
+            "hectares" => Some(if one { "hectare" } else { "hectares" }),
+            "acres" => Some(if one { "acre" } else { "acres" }),
+            "kWh/year" => Some(if one {
+                "unit of electricity a year"
+            } else {
+                "units of electricity a year"
+            }),
+            _ => None,
+        };
+        write!(f, "{} {}", IndianNumber(number), words.unwrap_or(unit))
+    }
+}

@@ -12,7 +12,7 @@ use crate::date::Date;
 use crate::eval::{NodeTruths, leaf_truth};
 use std::fmt;
 
-use crate::format::{IndianNumber, Rupees};
+use crate::format::{IndianNumber, LongDate, Quantity, Rupees};
 use crate::outcome::Truth;
 use crate::profile::Profile;
 use crate::rule::{Group, GroupOp, Leaf, Node, Op, Operand, Rule};
@@ -247,6 +247,11 @@ pub struct GapText<'a> {
 }
 
 impl<'a> GapText<'a> {
+    /// The kind of the gap the text is about.
+    pub fn kind(&self) -> GapKind {
+        self.kind
+    }
+
     /// The path of the condition the text is about: its gap's `path`.
     pub fn path(&self) -> &'a str {
         &self.leaf.path
@@ -294,33 +299,37 @@ impl fmt::Display for GapText<'_> {
             any_of,
         } = *self;
         if let Some(group) = any_of {
-            f.write_str(if actual.is_none() {
-                "Tell us whether you have any one of these verified: "
-            } else {
-                "Get any one of these verified: "
-            })?;
-            let documents: Vec<&Scalar> = group
+            // Each document of the group is a gap of its own; each names itself first and the
+            // others after it, so no two of them read the same.
+            let this = match &leaf.operand {
+                Operand::One(v) => Some(v),
+                _ => None,
+            };
+            let others: Vec<String> = group
                 .children
                 .iter()
                 .filter_map(|c| match c {
                     Node::Leaf(Leaf {
                         operand: Operand::One(v),
                         ..
-                    }) => Some(v),
+                    }) if Some(v) != this => Some(Shown(spec, v).to_string()),
                     _ => None,
                 })
                 .collect();
-            for (i, document) in documents.iter().enumerate() {
-                if i > 0 {
-                    f.write_str(if i + 1 == documents.len() {
-                        " or "
-                    } else {
-                        ", "
-                    })?;
-                }
-                write!(f, "{}", Shown(spec, document))?;
-            }
-            return Ok(());
+            let this = this.map_or(String::new(), |v| Shown(spec, v).to_string());
+            return if actual.is_none() {
+                write!(
+                    f,
+                    "Tell us whether your {this} is verified, or else your {}",
+                    or_list(&others)
+                )
+            } else {
+                write!(
+                    f,
+                    "Get your {this} verified, or instead your {}",
+                    or_list(&others)
+                )
+            };
         }
         let name = spec.human_name();
         let Some(actual) = actual else {
@@ -332,10 +341,12 @@ impl fmt::Display for GapText<'_> {
             };
         };
         match kind {
-            GapKind::Exclusion => match &leaf.label {
-                Some(label) => write!(f, "Excluded: {label}"),
-                None => write!(f, "Excluded: {name}: {}", ShownValue(spec, actual)),
-            },
+            // The fact that bars the citizen, from the field, the operator and the value — never
+            // the rule's label, which states what must hold (docs/semantics.md, "Gaps").
+            GapKind::Exclusion => {
+                write!(f, "{}", Capitalised(Bar { spec, leaf, actual }))?;
+                f.write_str(", so this scheme is not for you")
+            }
             // One document to get verified says so; a document the scheme is not for says that.
             GapKind::Document => match (&leaf.operand, leaf.op, negated) {
                 (Operand::One(document), Op::Contains, false) => {
@@ -356,32 +367,42 @@ impl fmt::Display for GapText<'_> {
                 ),
             },
             GapKind::Threshold => threshold_text(f, spec, leaf, actual),
-            // A yes/no fact that is the wrong way round: the condition in the rule's words
-            // ("Must be Below Poverty Line: your record says no"), not "must be yes; it is no".
-            _ if spec.field_type == FieldType::Boolean => match &leaf.label {
-                Some(label) => {
-                    write!(f, "{label}: your record says {}", ShownValue(spec, actual))
+            // A yes/no fact that is the wrong way round: what the record says and what the
+            // scheme needs, each as the field's own clause.
+            _ if spec.field_type == FieldType::Boolean => {
+                let wanted = match &leaf.operand {
+                    Operand::One(Scalar::Bool(b)) => Some(*b != (negated != (leaf.op == Op::Neq))),
+                    _ => None,
+                };
+                match (actual, wanted) {
+                    (FieldValue::Scalar(Scalar::Bool(have)), Some(wanted)) => write!(
+                        f,
+                        "{}; this scheme requires that {}",
+                        Capitalised(Clause(spec, *have)),
+                        Clause(spec, wanted)
+                    ),
+                    _ => write!(
+                        f,
+                        "Your {name} must be {}; it is {}",
+                        leaf.requirement,
+                        ShownValue(spec, actual)
+                    ),
                 }
-                None => write!(
-                    f,
-                    "Your record says {} for {name}; the scheme needs the opposite",
-                    ShownValue(spec, actual)
-                ),
-            },
+            }
             // A list the scheme needs an item in, or must not find one in.
             _ if spec.field_type == FieldType::List => {
                 let negative = negated != (leaf.op == Op::NotContains);
                 match (&leaf.operand, negative) {
                     (Operand::One(item), false) => write!(
                         f,
-                        "Needed among your {name}: {} (you have {})",
-                        Shown(spec, item),
+                        "This scheme requires that {}; your {name}: {}",
+                        Includes(spec, item),
                         ShownValue(spec, actual)
                     ),
                     (Operand::One(item), true) => write!(
                         f,
-                        "The scheme is not for people with {} among their {name}",
-                        Shown(spec, item)
+                        "{}, so this scheme is not for you",
+                        Capitalised(Includes(spec, item))
                     ),
                     _ => write!(
                         f,
@@ -407,6 +428,92 @@ impl fmt::Display for GapText<'_> {
                     ShownValue(spec, actual)
                 )
             }
+        }
+    }
+}
+
+/// The fact that makes an exclusion fail, as a clause: a yes/no field's own clause ("your
+/// husband or wife paid income tax last year"), a list holding the barred item ("you already
+/// receive Sandhya Suraksha Yojana"), or the value beside what the scheme needs ("your irrigated
+/// land is 3 acres, but the scheme needs less than 2.50 acres").
+struct Bar<'a> {
+    spec: &'a FieldSpec,
+    leaf: &'a Leaf,
+    actual: &'a FieldValue,
+}
+
+impl fmt::Display for Bar<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Bar { spec, leaf, actual } = *self;
+        match (actual, &leaf.operand, leaf.op) {
+            (FieldValue::Scalar(Scalar::Bool(have)), _, _) if spec.when(*have).is_some() => {
+                write!(f, "{}", Clause(spec, *have))
+            }
+            (FieldValue::List(_), Operand::One(item), Op::NotContains) => {
+                write!(f, "{}", Includes(spec, item))
+            }
+            _ => write!(
+                f,
+                "your {} {} {}, but the scheme needs {}",
+                spec.human_name(),
+                if matches!(actual, FieldValue::List(_)) {
+                    "are"
+                } else {
+                    "is"
+                },
+                ShownValue(spec, actual),
+                leaf.requirement
+            ),
+        }
+    }
+}
+
+/// A yes/no value as the field's clause (`when_yes` / `when_no`), else "your {label}: yes".
+struct Clause<'a>(&'a FieldSpec, bool);
+
+impl fmt::Display for Clause<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Clause(spec, value) = *self;
+        match spec.when(value) {
+            Some(clause) => f.write_str(clause),
+            None => write!(
+                f,
+                "your {}: {}",
+                spec.human_name(),
+                if value { "yes" } else { "no" }
+            ),
+        }
+    }
+}
+
+/// A list field holding `item`, as the field's clause (`when_includes`), else "your {label}
+/// include {item}".
+struct Includes<'a>(&'a FieldSpec, &'a Scalar);
+
+impl fmt::Display for Includes<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Includes(spec, item) = *self;
+        let item = Shown(spec, item).to_string();
+        match &spec.when_includes {
+            Some(clause) => f.write_str(&clause.replace("{item}", &item)),
+            None => write!(f, "your {} include {item}", spec.human_name()),
+        }
+    }
+}
+
+/// A sentence begun with a capital letter.
+struct Capitalised<T>(T);
+
+impl<T: fmt::Display> fmt::Display for Capitalised<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.0.to_string();
+        let mut chars = text.chars();
+        match chars.next() {
+            Some(first) => {
+                write!(f, "{}", first.to_uppercase())?;
+                f.write_str(chars.as_str())
+            }
+            None => Ok(()),
         }
     }
 }
@@ -537,16 +644,11 @@ fn threshold_text(
     leaf: &Leaf,
     actual: &FieldValue,
 ) -> fmt::Result {
-    // A quantity with its unit ("2.50 hectares"); money has its sign and an age needs none.
-    let unit = spec
-        .unit
-        .as_deref()
-        .filter(|u| !spec.is_money() && *u != "years")
-        .map_or(String::new(), |u| format!(" {u}"));
-    let shown = format!("{}{unit}", ShownValue(spec, actual));
+    // Values carry their unit ("2.50 hectares", money its sign) through `Shown`.
+    let shown = ShownValue(spec, actual).to_string();
     let gap = actual.scalar().and_then(|a| distance(leaf, a));
     let amount = |d: f64| Amount(spec, d);
-    let bound = |s| format!("{}{unit}", Shown(spec, s));
+    let bound = |s| Shown(spec, s).to_string();
     let name = spec.human_name();
     let age = leaf.field_name == AGE;
     let dated = spec.field_type == FieldType::Date;
@@ -622,15 +724,7 @@ impl fmt::Display for Amount<'_> {
         let Amount(spec, d) = *self;
         match (spec.is_money(), spec.unit.as_deref()) {
             (true, _) => write!(f, "{}", Rupees(d)),
-            (false, Some("years")) => {
-                write!(
-                    f,
-                    "{} year{}",
-                    IndianNumber(d),
-                    if d == 1.0 { "" } else { "s" }
-                )
-            }
-            (false, Some(unit)) => write!(f, "{} {unit}", IndianNumber(d)),
+            (false, Some(unit)) => write!(f, "{}", Quantity(d, unit)),
             (false, None) => write!(f, "{}", IndianNumber(d)),
         }
     }
@@ -684,21 +778,31 @@ impl fmt::Display for Requirement<'_> {
     }
 }
 
-/// A value as people read it: rupees for money, yes/no, codes with spaces for underscores.
+/// A value as people read it: rupees for money, a number with its unit in words (an age
+/// without: "the minimum age of 60"), yes/no, dates as "1 January 1960", codes in the
+/// catalogue's words.
 struct Shown<'a>(&'a FieldSpec, &'a Scalar);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Shown(spec, value) = *self;
+        let number = match value {
+            Scalar::Int(i) => Some(*i as f64),
+            Scalar::Num(n) => Some(*n),
+            _ => None,
+        };
+        match (number, spec.unit.as_deref()) {
+            (Some(n), _) if spec.is_money() => return write!(f, "{}", Rupees(n)),
+            (Some(n), Some(unit)) if unit != "years" => return write!(f, "{}", Quantity(n, unit)),
+            _ => {}
+        }
         match value {
-            Scalar::Int(i) if spec.is_money() => write!(f, "{}", Rupees(*i as f64)),
-            Scalar::Num(n) if spec.is_money() => write!(f, "{}", Rupees(*n)),
             Scalar::Int(i) => write!(f, "{i}"),
             Scalar::Num(n) => write!(f, "{}", IndianNumber(*n)),
             Scalar::Bool(true) => f.write_str("yes"),
             Scalar::Bool(false) => f.write_str("no"),
             Scalar::Str(s) => words(f, Some(spec), s),
-            Scalar::Date(d) => write!(f, "{d}"),
+            Scalar::Date(d) => write!(f, "{}", LongDate(*d)),
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 use std::sync::OnceLock;
 
 use crate::benefit::BenefitEstimates;
-use crate::catalogue::{Catalogue, FieldType};
+use crate::catalogue::{Catalogue, DOCUMENTS, FieldType};
 use crate::date::{Date, MonthDay};
 use crate::error::Problem;
 use crate::eval::evaluation_id_seed;
@@ -252,6 +252,19 @@ impl Builder<'_> {
                 })
                 .unwrap_or_default()
         };
+        let documents_required = strings("documents_required", "");
+        let documents = self
+            .catalogue
+            .id(DOCUMENTS)
+            .map(|id| self.catalogue.field(id));
+        for (i, code) in documents_required.iter().enumerate() {
+            if !documents.is_some_and(|d| d.allows_value(code)) {
+                self.problem(
+                    format!("/documents_required/{i}"),
+                    format!("{code:?} is not a value of {DOCUMENTS} in the field catalogue"),
+                );
+            }
+        }
         let terms = doc.get("benefit").map(|b| self.benefit(b));
         let rule_hash = jcs_sha256(doc);
         let evaluation_id_seed = evaluation_id_seed(&rule_hash);
@@ -268,7 +281,7 @@ impl Builder<'_> {
             exclusions,
             benefit_estimate: terms.as_ref().map(BenefitEstimates::of),
             benefit: terms,
-            documents_required: strings("documents_required", ""),
+            documents_required,
             application,
             window,
             relations: Relations {
@@ -315,9 +328,14 @@ impl Builder<'_> {
                     .collect()
             })
             .unwrap_or_default();
+        // The schema requires `kind` and names its values: a rule without one has a problem
+        // and is never evaluated, so the default only keeps this builder total.
+        let kind = text("kind").and_then(|k| BenefitKind::parse(&k));
         Benefit {
-            kind: text("type"),
+            kind: kind.unwrap_or(BenefitKind::Cash),
+            type_code: text("type"),
             amount_inr: doc.get("amount_inr").and_then(Json::as_f64),
+            amount_min_inr: doc.get("amount_min_inr").and_then(Json::as_f64),
             frequency: doc
                 .get("frequency")
                 .and_then(Json::as_str)

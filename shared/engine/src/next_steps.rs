@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::fmt;
 
 use crate::catalogue::{Catalogue, DOCUMENTS, FieldSpec};
-use crate::gaps::{Gap, GapText, word_list};
+use crate::gaps::{Gap, GapKind, GapText, word_list};
 use crate::outcome::Verdict;
 use crate::rule::Rule;
 
@@ -23,9 +23,10 @@ pub enum NextStep<'a> {
     },
     /// A gap to close, in the gap's own words.
     Close(GapText<'a>),
-    /// "Once these are met, apply at …".
+    /// "When you meet these conditions, apply at …".
     ApplyOnceMet { portal: &'a str },
-    /// Why a NOT_ELIGIBLE verdict stands when no answer could change it: its first gap.
+    /// Why a verdict stands when nothing the citizen can do changes it: a gap the citizen
+    /// cannot close. An exclusion's text already says the scheme is not for the citizen.
     WhyNot(GapText<'a>),
 }
 
@@ -33,13 +34,27 @@ impl fmt::Display for NextStep<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NextStep::Apply { portal } => write!(f, "Apply at {portal}"),
+            // Every one of them is needed: "A, B and C".
             NextStep::KeepReady { documents, words } => {
                 f.write_str("Keep ready: ")?;
-                word_list(f, *words, documents)
+                for (i, code) in documents.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(if i + 1 == documents.len() {
+                            " and "
+                        } else {
+                            ", "
+                        })?;
+                    }
+                    word_list(f, *words, std::slice::from_ref(code))?;
+                }
+                Ok(())
             }
             NextStep::Close(gap) => write!(f, "{gap}"),
-            NextStep::ApplyOnceMet { portal } => write!(f, "Once these are met, apply at {portal}"),
-            NextStep::WhyNot(gap) => write!(f, "Not for you: {gap}"),
+            NextStep::ApplyOnceMet { portal } => {
+                write!(f, "When you meet these conditions, apply at {portal}")
+            }
+            NextStep::WhyNot(gap) if gap.kind() == GapKind::Exclusion => write!(f, "{gap}"),
+            NextStep::WhyNot(gap) => write!(f, "This scheme is not for you: {gap}"),
         }
     }
 }
@@ -79,6 +94,17 @@ pub(crate) fn next_steps<'a>(
                     words: catalogue.id(DOCUMENTS).map(|field| catalogue.field(field)),
                 });
             }
+        }
+        // A gap the citizen cannot close (a category, a limit, an exclusion) blocks the
+        // scheme whatever else they do: the steps say that, and no document or question that
+        // presumes otherwise ("get your husband's death certificate verified" to a married
+        // woman).
+        Verdict::PartialMatch if gaps.iter().any(|g| blocks(&g)) => {
+            steps.extend(
+                gaps.iter()
+                    .filter(|g| blocks(g))
+                    .map(|g| NextStep::WhyNot(g.gap_description)),
+            );
         }
         Verdict::PartialMatch => {
             steps.reserve_exact(gaps.len() + 1);
@@ -149,6 +175,11 @@ impl Serialize for Summary {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
+}
+
+/// A known fact the citizen cannot change that keeps the verdict from ELIGIBLE.
+fn blocks(gap: &&Gap) -> bool {
+    gap.actual.is_some() && !gap.closable_by.by_citizen()
 }
 
 /// A gap whose answer could change the verdict: its text is the field's question.

@@ -161,10 +161,79 @@ impl Frequency {
     }
 }
 
+/// What a benefit's amount is (docs/rule-format.md, "Benefit kinds"): money paid out, or a
+/// cover, a loan limit or a pension the citizen's own contributions buy, which are not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenefitKind {
+    /// Money paid to the citizen, per `frequency` (a transfer, a grant, an incentive).
+    Cash,
+    /// A pension paid by the scheme.
+    Pension,
+    /// A pension the citizen's own contributions buy, paid from a later age: `amount_inr` is the
+    /// monthly pension (the highest slab where `amount_min_inr` gives the lowest).
+    ContributoryPension,
+    /// A scholarship paid to the student.
+    Scholarship,
+    /// Insurance: `amount_inr` is the cover, paid only on a claim.
+    InsuranceCover,
+    /// A loan: `amount_inr` is the most that can be borrowed.
+    LoanUpTo,
+    /// Goods or services (food grain, a gas connection), no money.
+    InKind,
+    /// A savings account the citizen pays into.
+    Savings,
+}
+
+impl BenefitKind {
+    pub const ALL: [BenefitKind; 8] = [
+        BenefitKind::Cash,
+        BenefitKind::Pension,
+        BenefitKind::ContributoryPension,
+        BenefitKind::Scholarship,
+        BenefitKind::InsuranceCover,
+        BenefitKind::LoanUpTo,
+        BenefitKind::InKind,
+        BenefitKind::Savings,
+    ];
+
+    /// The name as written in rules and outputs (`insurance_cover`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BenefitKind::Cash => "cash",
+            BenefitKind::Pension => "pension",
+            BenefitKind::ContributoryPension => "contributory_pension",
+            BenefitKind::Scholarship => "scholarship",
+            BenefitKind::InsuranceCover => "insurance_cover",
+            BenefitKind::LoanUpTo => "loan_up_to",
+            BenefitKind::InKind => "in_kind",
+            BenefitKind::Savings => "savings",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<BenefitKind> {
+        BenefitKind::ALL.into_iter().find(|k| k.name() == text)
+    }
+
+    /// Whether the amount is money the scheme pays the citizen now: what a population's
+    /// outlay adds up (a cover, a loan limit or a future contributory pension is not).
+    pub fn is_paid_out(self) -> bool {
+        matches!(
+            self,
+            BenefitKind::Cash | BenefitKind::Pension | BenefitKind::Scholarship
+        )
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Benefit {
-    pub kind: Option<String>,
+    pub kind: BenefitKind,
+    /// The rule's own finer code (`life_insurance`, `monthly_pension`), worded by each
+    /// language's `codes`.
+    pub type_code: Option<String>,
     pub amount_inr: Option<f64>,
+    /// The lowest amount where the citizen's choice sets it (a contributory pension's slabs).
+    pub amount_min_inr: Option<f64>,
     pub frequency: Option<Frequency>,
     pub disbursement: Option<String>,
     pub description: Option<String>,

@@ -5,7 +5,9 @@
 //! bundled corpus and many profiles: no sentence keeps a code, a machine phrase ("it is yes",
 //! "must be including") or an empty "what next".
 
+use engine::gaps::GapKind;
 use engine::load::parse_rule_yaml;
+use engine::value::{FieldValue, Scalar};
 use engine::{Catalogue, Date, Profile, Verdict, evaluate};
 use serde_json::{Value, json};
 
@@ -195,17 +197,18 @@ fn boolean_fields() {
         (
             "{field: economic.bpl_status, operator: eq, value: true}",
             bpl(false),
-            "Your record says no for Below Poverty Line status; the scheme needs the opposite",
+            "Your household is not on the Below Poverty Line (BPL) list; this scheme requires that your household is on the Below Poverty Line (BPL) list",
         ),
         (
             "{field: economic.bpl_status, operator: eq, value: true, label: \"Must be Below Poverty Line\"}",
             bpl(false),
-            "Must be Below Poverty Line: your record says no",
+            // The label states what must hold; the sentence is the field's own, label or not.
+            "Your household is not on the Below Poverty Line (BPL) list; this scheme requires that your household is on the Below Poverty Line (BPL) list",
         ),
         (
             "{field: economic.bpl_status, operator: neq, value: true}",
             bpl(true),
-            "Your record says yes for Below Poverty Line status; the scheme needs the opposite",
+            "Your household is on the Below Poverty Line (BPL) list; this scheme requires that your household is not on the Below Poverty Line (BPL) list",
         ),
         (
             "{field: economic.bpl_status, operator: eq, value: true}",
@@ -271,17 +274,17 @@ fn date_fields() {
         (
             "{field: identity.date_of_birth, operator: lt, value: \"1960-01-01\"}",
             born("1965-05-01"),
-            "Your date of birth (1965-05-01) must be before 1960-01-01",
+            "Your date of birth (1 May 1965) must be before 1 January 1960",
         ),
         (
             "{field: identity.date_of_birth, operator: gte, value: \"1990-01-01\"}",
             born("1985-05-01"),
-            "Your date of birth (1985-05-01) must be on or after 1990-01-01",
+            "Your date of birth (1 May 1985) must be on or after 1 January 1990",
         ),
         (
             "{field: identity.date_of_birth, operator: between, value: [\"1950-01-01\", \"1960-12-31\"]}",
             born("1965-05-01"),
-            "Your date of birth (1965-05-01) must be between 1950-01-01 and 1960-12-31",
+            "Your date of birth (1 May 1965) must be between 1 January 1950 and 31 December 1960",
         ),
         (
             "{field: identity.date_of_birth, operator: lt, value: \"1960-01-01\"}",
@@ -316,22 +319,22 @@ fn list_fields() {
         (
             "{operator: OR, conditions: [{field: identity.verified_documents, operator: contains, value: age_proof}, {field: identity.verified_documents, operator: contains, value: birth_certificate}, {field: identity.verified_documents, operator: contains, value: voter_id}]}",
             documents(json!(["aadhaar"])),
-            "Get any one of these verified: proof of age, birth certificate or voter ID",
+            "Get your proof of age verified, or instead your birth certificate or voter ID",
         ),
         (
             "{operator: OR, conditions: [{field: identity.verified_documents, operator: contains, value: age_proof}, {field: identity.verified_documents, operator: contains, value: voter_id}]}",
             json!({}),
-            "Tell us whether you have any one of these verified: proof of age or voter ID",
+            "Tell us whether your proof of age is verified, or else your voter ID",
         ),
         (
             "{field: eligibility.active_schemes, operator: contains, value: sch_pmay_g}",
             json!({"eligibility": {"active_schemes": []}}),
-            "Needed among your schemes you already receive: sch pmay g (you have none)",
+            "This scheme requires that you already receive Pradhan Mantri Awaas Yojana - Gramin (PMAY-G); your schemes you already receive: none",
         ),
         (
             "{field: eligibility.active_schemes, operator: not_contains, value: sch_pmay_g}",
             json!({"eligibility": {"active_schemes": ["sch_pmay_g"]}}),
-            "The scheme is not for people with sch pmay g among their schemes you already receive",
+            "You already receive Pradhan Mantri Awaas Yojana - Gramin (PMAY-G), so this scheme is not for you",
         ),
     ];
     for (leaf, fields, expected) in cases {
@@ -339,28 +342,72 @@ fn list_fields() {
     }
 }
 
+/// docs/semantics.md, "Gaps": an exclusion is said as the fact that bars the citizen, from the
+/// exclusion's field, operator and the citizen's value, whatever its label says (corpus labels
+/// state what must hold: "Excluded: {label}" said the opposite).
 #[test]
 fn exclusions() {
     let cases = [
+        // not_contains on the schemes a citizen receives: the scheme by name.
         (
             "{field: eligibility.active_schemes, operator: not_contains, value: sch_ka_sandhya_suraksha}",
             json!({"eligibility": {"active_schemes": ["sch_ka_sandhya_suraksha"]}}),
-            "Excluded: schemes you already receive: sch ka sandhya suraksha",
+            "You already receive Sandhya Suraksha Yojana, so this scheme is not for you",
         ),
         (
-            "{field: eligibility.active_schemes, operator: not_contains, value: sch_x, label: \"Already receives the state pension\"}",
-            json!({"eligibility": {"active_schemes": ["sch_x"]}}),
-            "Excluded: Already receives the state pension",
+            "{field: eligibility.active_schemes, operator: not_contains, value: sch_ignoaps, label: \"Must not already receive IGNOAPS\"}",
+            json!({"eligibility": {"active_schemes": ["sch_pm_kisan", "sch_ignoaps"]}}),
+            "You already receive Indira Gandhi National Old Age Pension Scheme (IGNOAPS), so this scheme is not for you",
         ),
+        // not_contains on a list without a clause of its own.
+        (
+            "{field: household.secc_deprivations, operator: not_contains, value: d5_sc_st}",
+            json!({"household": {"secc_deprivations": ["d5_sc_st"]}}),
+            "Your household deprivations recorded in the 2011 census survey (SECC) include an SC or ST household (D5), so this scheme is not for you",
+        ),
+        // eq false on a yes/no field: the field's clause for the citizen's yes.
         (
             "{field: economic.is_government_employee, operator: eq, value: false}",
             json!({"economic": {"is_government_employee": true}}),
-            "Excluded: government employment in the household: yes",
+            "Someone in your household has a government job or has retired from one, so this scheme is not for you",
+        ),
+        (
+            "{field: spouse.pays_income_tax, operator: eq, value: false, label: \"Your husband or wife did not pay income tax in the last assessment year\"}",
+            json!({"spouse": {"pays_income_tax": true}}),
+            "Your husband or wife paid income tax last year, so this scheme is not for you",
+        ),
+        // eq true: the clause for the citizen's no.
+        (
+            "{field: economic.has_bank_account, operator: eq, value: true}",
+            json!({"economic": {"has_bank_account": false}}),
+            "You do not have a savings bank account, so this scheme is not for you",
+        ),
+        // Limits: the value beside what the scheme needs, with units.
+        (
+            "{field: economic.irrigated_land_acres, operator: lt, value: 2.5}",
+            json!({"economic": {"irrigated_land_acres": 3}}),
+            "Your irrigated (wet) land is 3 acres, but the scheme needs less than 2.50 acres, so this scheme is not for you",
+        ),
+        (
+            "{field: household.highest_member_monthly_income, operator: lte, value: 15000}",
+            json!({"household": {"highest_member_monthly_income": 20000}}),
+            "Your highest monthly income of any household member is ₹20,000, but the scheme needs at most ₹15,000, so this scheme is not for you",
+        ),
+        (
+            "{field: household.annual_electricity_units, operator: lt, value: 3600}",
+            json!({"household": {"annual_electricity_units": 4000}}),
+            "Your household electricity use in a year is 4,000 units of electricity a year, but the scheme needs less than 3,600 units of electricity a year, so this scheme is not for you",
+        ),
+        // A category.
+        (
+            "{field: economic.occupation, operator: not_in, value: [salaried, business]}",
+            json!({"economic": {"occupation": "salaried"}}),
+            "Your occupation is salaried, but the scheme needs none of salaried, business, so this scheme is not for you",
         ),
         (
             "{field: economic.is_government_employee, operator: eq, value: false}",
             json!({}),
-            "Tell us whether anyone in your household has or retired from a government job",
+            "Tell us whether anyone in your household has a government job or has retired from one",
         ),
     ];
     for (leaf, fields, expected) in cases {
@@ -446,7 +493,7 @@ fn no_sentence_of_the_corpus_keeps_a_code_or_a_machine_phrase_and_every_verdict_
     let catalogue = Catalogue::bundled();
     let rules = bundled_rules(&catalogue);
     let profiles = lint_profiles(&catalogue);
-    let mut checked = 0;
+    let (mut checked, mut exclusions) = (0, 0);
     for as_of in ["2025-01-15", "2026-06-01"] {
         let as_of = Date::parse(as_of).unwrap();
         for profile in &profiles {
@@ -461,6 +508,51 @@ fn no_sentence_of_the_corpus_keeps_a_code_or_a_machine_phrase_and_every_verdict_
                     .map(|g| g.gap_description.to_string())
                     .chain(evaluation.next_steps.iter().map(|s| s.to_string()))
                     .collect();
+                // No sentence twice in one result: not among the next steps, and not among the
+                // gaps, except the one question of an unknown field that several conditions
+                // read (each is a gap of its own; the steps ask it once).
+                let known = evaluation
+                    .gaps
+                    .iter()
+                    .map(|g| g.gap_kind != GapKind::MissingData);
+                let gap_texts = sentences
+                    .iter()
+                    .zip(known)
+                    .filter(|(_, k)| *k)
+                    .map(|(s, _)| s);
+                for list in [
+                    gap_texts.collect::<Vec<_>>(),
+                    sentences[evaluation.gaps.len()..].iter().collect(),
+                ] {
+                    let mut seen = std::collections::HashSet::new();
+                    for sentence in list {
+                        assert!(
+                            seen.insert(sentence),
+                            "{}: {sentence:?} said twice in one result",
+                            rule.rule_id
+                        );
+                    }
+                }
+                for gap in &evaluation.gaps {
+                    if gap.gap_kind == GapKind::Exclusion {
+                        exclusions += 1;
+                        assert_names_the_bar(&catalogue, gap);
+                    }
+                }
+                if evaluation
+                    .gaps
+                    .iter()
+                    .any(|g| g.actual.is_some() && !g.closable_by.by_citizen())
+                {
+                    for step in &evaluation.next_steps {
+                        let step = step.to_string();
+                        assert!(
+                            !step.starts_with("Get your") && !step.contains("apply at"),
+                            "{}: a step that presumes a blocking gap closes: {step:?}",
+                            rule.rule_id
+                        );
+                    }
+                }
                 for sentence in &sentences {
                     let portal = sentence.to_lowercase().contains("apply at ");
                     for leftover in LEFTOVERS.iter().filter(|l| !(portal && **l == "_")) {
@@ -485,4 +577,142 @@ fn no_sentence_of_the_corpus_keeps_a_code_or_a_machine_phrase_and_every_verdict_
         }
     }
     assert!(checked > 1000, "only {checked} sentences checked");
+    assert!(
+        exclusions > 100,
+        "only {exclusions} exclusion sentences checked"
+    );
+}
+
+/// An exclusion's sentence names the fact that barred the citizen: the yes/no field's clause
+/// for the citizen's value, the barred item of a list by its words, or the citizen's value.
+fn assert_names_the_bar(catalogue: &Catalogue, gap: &engine::gaps::Gap) {
+    let sentence = gap.gap_description.to_string();
+    assert!(
+        sentence.ends_with(", so this scheme is not for you"),
+        "{sentence:?}"
+    );
+    let spec = catalogue.field(catalogue.id(gap.field).unwrap());
+    let lower = sentence.to_lowercase();
+    let named = match gap.actual.unwrap() {
+        FieldValue::Scalar(Scalar::Bool(b)) => spec.when(*b).unwrap().to_lowercase(),
+        FieldValue::List(_) => {
+            let item = gap.required.as_str().unwrap();
+            spec.value_words
+                .get(item)
+                .cloned()
+                .unwrap_or_else(|| item.replace('_', " "))
+                .to_lowercase()
+        }
+        FieldValue::Scalar(Scalar::Int(n)) => engine::format::IndianNumber(*n as f64).to_string(),
+        FieldValue::Scalar(Scalar::Num(n)) => engine::format::IndianNumber(*n).to_string(),
+        FieldValue::Scalar(other) => format!("{other:?}"),
+    };
+    assert!(
+        lower.contains(&named),
+        "{}: {sentence:?} does not name the value that barred ({named:?})",
+        gap.field
+    );
+}
+
+/// docs/semantics.md, "Evaluation" 8: every kind of next step, as a caseworker would write it.
+#[test]
+fn next_step_kinds() {
+    let catalogue = Catalogue::bundled();
+    let text = r#"schema_version: "1.0"
+rule_id: "rule_steps_test"
+scheme_id: "sch_steps_test"
+scheme_name: "Steps test scheme"
+state: "central"
+effective_from: "2024-01-01"
+version: 1
+eligibility:
+  operator: AND
+  conditions:
+    - {field: identity.age, operator: gte, value: 60}
+    - {field: economic.bpl_status, operator: eq, value: true}
+    - {field: identity.marital_status, operator: eq, value: widowed}
+    - {field: identity.verified_documents, operator: contains, value: death_certificate_of_spouse}
+exclusions:
+  - {field: economic.receives_government_pension, operator: eq, value: false, label: "Must not draw a government pension"}
+documents_required: ["aadhaar", "age_proof", "bank_passbook"]
+application: {portal_url: "https://nsap.nic.in/"}
+"#;
+    let rule = parse_rule_yaml(&catalogue, text, "steps.yaml").unwrap();
+    let steps = |doc: Value| {
+        let profile = Profile::from_json(&catalogue, &doc, "p").unwrap();
+        let e = evaluate(&catalogue, &rule, &profile, Date::parse(AS_OF).unwrap()).unwrap();
+        let steps: Vec<String> = e.next_steps.iter().map(|s| s.to_string()).collect();
+        (e.verdict.name(), steps)
+    };
+    let widow = |age: i64, documents: Value, pension: bool| {
+        json!({"identity": {"age": age, "marital_status": "widowed", "verified_documents": documents},
+               "economic": {"bpl_status": true, "receives_government_pension": pension}})
+    };
+    // Apply, and keep ready: every document, joined with "and".
+    assert_eq!(
+        steps(widow(65, json!(["death_certificate_of_spouse"]), false)),
+        (
+            "ELIGIBLE",
+            vec![
+                "Apply at nsap.nic.in".to_string(),
+                "Keep ready: Aadhaar card, proof of age and bank passbook".to_string()
+            ]
+        )
+    );
+    // Gaps the citizen can close (an age to wait for, a document), then where to apply.
+    assert_eq!(
+        steps(widow(58, json!(["death_certificate_of_spouse"]), false)),
+        (
+            "PARTIAL_MATCH",
+            vec![
+                "You are 2 years below the minimum age of 60".to_string(),
+                "When you meet these conditions, apply at nsap.nic.in".to_string()
+            ]
+        )
+    );
+    assert_eq!(
+        steps(widow(65, json!([]), false)),
+        (
+            "PARTIAL_MATCH",
+            vec![
+                "Get your death certificate of your husband or wife verified".to_string(),
+                "When you meet these conditions, apply at nsap.nic.in".to_string()
+            ]
+        )
+    );
+    // A married woman: her category blocks the scheme, so no document step presumes otherwise.
+    let mut married = widow(65, json!([]), false);
+    married["identity"]["marital_status"] = json!("married");
+    assert_eq!(
+        steps(married),
+        (
+            "PARTIAL_MATCH",
+            vec![
+                "This scheme is not for you: Your marital status must be widowed; it is married"
+                    .to_string()
+            ]
+        )
+    );
+    // An exclusion: its own sentence says the scheme is not for the citizen.
+    assert_eq!(
+        steps(widow(65, json!(["death_certificate_of_spouse"]), true)),
+        (
+            "NOT_ELIGIBLE",
+            vec![
+                "You draw a pension from government service, so this scheme is not for you"
+                    .to_string()
+            ]
+        )
+    );
+    // A question whose answer could change the verdict.
+    assert_eq!(
+        steps(json!({"identity": {"age": 65, "verified_documents": ["death_certificate_of_spouse"]}, "economic": {"bpl_status": true, "receives_government_pension": false}})),
+        (
+            "PARTIAL_MATCH",
+            vec![
+                "Tell us whether you are married, never married, widowed, divorced, separated or deserted".to_string(),
+                "When you meet these conditions, apply at nsap.nic.in".to_string()
+            ]
+        )
+    );
 }

@@ -1195,7 +1195,7 @@ fn same_inputs_give_byte_identical_output() {
                 {field: identity.verified_documents, operator: contains, value: aadhaar},
                 {field: identity.verified_documents, operator: contains, value: voter_id}]},
             {field: economic.annual_income, operator: lte, value: 200000}]}",
-        "exclusions:\n  - {field: eligibility.active_schemes, operator: not_contains, value: sch_ignoaps}\nbenefit: {type: monthly_pension, amount_inr: 2000, frequency: monthly}\napplication: {portal_url: \"https://example.gov.in\"}\n",
+        "exclusions:\n  - {field: eligibility.active_schemes, operator: not_contains, value: sch_ignoaps}\nbenefit: {kind: pension, type: monthly_pension, amount_inr: 2000, frequency: monthly}\napplication: {portal_url: \"https://example.gov.in\"}\n",
     );
     let a: Value = serde_json::from_str(
         r#"{"user_id": "u", "identity": {"age": 62, "verified_documents": ["pan"]}, "economic": {"annual_income": 250000}}"#,
@@ -1526,7 +1526,7 @@ fn next_steps_follow_the_verdict() {
         "{operator: AND, conditions: [
             {field: identity.age, operator: gte, value: 60},
             {field: economic.annual_income, operator: lte, value: 200000}]}",
-        "documents_required: [aadhaar_card, bpl_card]\napplication: {portal_url: \"https://sevasindhu.karnataka.gov.in/\"}\n",
+        "documents_required: [aadhaar, bpl_card]\napplication: {portal_url: \"https://sevasindhu.karnataka.gov.in/\"}\n",
     );
     let steps = |p: Value| {
         let e = eval_json(&r, &profile(p), AS_OF);
@@ -1538,7 +1538,7 @@ fn next_steps_follow_the_verdict() {
             json!("ELIGIBLE"),
             json!([
                 "Apply at sevasindhu.karnataka.gov.in",
-                "Keep ready: aadhaar card, BPL card"
+                "Keep ready: Aadhaar card and BPL card"
             ])
         )
     );
@@ -1548,7 +1548,7 @@ fn next_steps_follow_the_verdict() {
             json!("PARTIAL_MATCH"),
             json!([
                 "You are 2 years below the minimum age of 60",
-                "Once these are met, apply at sevasindhu.karnataka.gov.in"
+                "When you meet these conditions, apply at sevasindhu.karnataka.gov.in"
             ])
         )
     );
@@ -1604,6 +1604,7 @@ fn validation_an_oversized_or_exploding_document_is_refused_before_it_is_built()
 /// first tier whose condition holds sets the amount; an unknown tier condition before any that
 /// holds leaves the amount open and names its fields; none holding, the base amount.
 const TIERED: &str = "benefit:
+  kind: pension
   type: monthly_pension
   amount_inr: 200
   frequency: monthly
@@ -1666,7 +1667,7 @@ fn an_unknown_tier_condition_leaves_the_amount_open_and_names_its_fields() {
 fn a_tier_condition_is_validated_like_eligibility_with_its_path() {
     let text = doc(
         "{operator: AND, conditions: [{field: identity.age, operator: gte, value: 60}]}",
-        "benefit:\n  amount_inr: 200\n  frequency: monthly\n  tiers:\n    - when: {field: identity.agee, operator: gte, value: 80}\n      amount_inr: 500\n",
+        "benefit:\n  kind: pension\n  amount_inr: 200\n  frequency: monthly\n  tiers:\n    - when: {field: identity.agee, operator: gte, value: 80}\n      amount_inr: 500\n",
     );
     let problems = refused(&text);
     assert!(
@@ -1705,8 +1706,9 @@ fn a_missing_yes_no_fact_is_asked_with_its_question() {
     );
 }
 
-/// docs/semantics.md, "Evaluation" 6: an OR of verified documents is one sentence ("any one of
-/// these") and one next step, though each document stays a gap of its own.
+/// docs/semantics.md, "Evaluation" 6: an OR of verified documents is one next step, though each
+/// document stays a gap of its own; each gap names its own document first and the others as
+/// the alternatives, so no sentence of the result repeats.
 #[test]
 fn any_one_of_several_documents_is_one_sentence_and_one_step() {
     let rule = rule_x(
@@ -1729,11 +1731,21 @@ fn any_one_of_several_documents_is_one_sentence_and_one_step() {
         .iter()
         .map(|g| g["gap_description"].as_str().unwrap())
         .collect();
-    let sentence = "Get any one of these verified: proof of age, birth certificate or voter ID";
-    assert_eq!(texts, [sentence; 3]);
+    let sentence = "Get your proof of age verified, or instead your birth certificate or voter ID";
+    assert_eq!(
+        texts,
+        [
+            sentence,
+            "Get your birth certificate verified, or instead your proof of age or voter ID",
+            "Get your voter ID verified, or instead your proof of age or birth certificate"
+        ]
+    );
     assert_eq!(
         json["next_steps"],
-        json!([sentence, "Once these are met, apply at example.gov.in"])
+        json!([
+            sentence,
+            "When you meet these conditions, apply at example.gov.in"
+        ])
     );
 }
 

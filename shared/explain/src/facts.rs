@@ -6,16 +6,19 @@
 //! so an explanation built from facts, or checked against them, says only what was decided.
 
 use engine::catalogue::{FieldSpec, FieldType};
-use engine::eval::{ConditionTrace, Evaluation};
+
+/// The field whose values are scheme ids: its words are the schemes' names.
+const ACTIVE_SCHEMES: &str = "eligibility.active_schemes";
+use engine::eval::Evaluation;
 use engine::format::rupees;
 use engine::gaps::GapKind;
-use engine::value::FieldValue;
+use engine::value::{FieldValue, Scalar};
 use engine::{Catalogue, Verdict};
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::language::{Digits, Language};
-use crate::phrasing::{Amounts, Condition, Exclusion, Field, Gap};
+use crate::phrasing::{Amounts, Bar, Condition, Field, Gap, Shown};
 use crate::sanitize::sanitize_profile_text;
 use crate::values::Values;
 use crate::words::Words;
@@ -110,7 +113,7 @@ pub fn facts_in(
     push(
         FactKind::Verdict,
         words.verdict(
-            evaluation.scheme_name,
+            &scheme_name(catalogue, words, evaluation),
             evaluation.verdict,
             &words.date(evaluation.as_of),
         ),
@@ -146,13 +149,14 @@ pub fn facts_in(
         else {
             continue;
         };
+        let on = FieldOf::new(catalogue, words, trace.field, Some(actual));
         push(
             FactKind::Exclusion,
-            exclusion(catalogue, words, trace, actual),
+            words.exclusion(&on.bar(trace.operator, trace.expected, actual)),
         );
     }
     for gap in &evaluation.gaps {
-        let text = gap_sentence(catalogue, words, gap);
+        let text = gap_sentence(catalogue, words, gap, true);
         push(
             FactKind::Gap {
                 gap_kind: gap.gap_kind,
@@ -162,13 +166,30 @@ pub fn facts_in(
     }
     if let Some(benefit) = &evaluation.benefit_estimate {
         let amount = |json: &Option<Json>| json.as_ref().and_then(Json::as_f64).map(rupees);
-        let benefit_facts = [
-            words.benefit_kind(benefit.kind.as_deref(), benefit.disbursement.as_deref()),
-            words.benefit_amounts(&Amounts {
+        // What the amount is decides the words: a cover or a loan limit is never "a year" or
+        // "once" of money paid (docs/rule-format.md, "Benefit kinds").
+        let amounts = match (
+            amount(&benefit.cover_inr),
+            amount(&benefit.loan_up_to_inr),
+            amount(&benefit.monthly_from_inr),
+        ) {
+            (Some(cover), _, _) => Some(words.benefit_cover(&cover)),
+            (_, Some(loan), _) => Some(words.benefit_loan(&loan)),
+            (_, _, Some(low)) => {
+                amount(&benefit.monthly_inr).map(|high| words.benefit_contribution(&low, &high))
+            }
+            _ => words.benefit_amounts(&Amounts {
                 monthly: amount(&benefit.monthly_inr),
                 annual: amount(&benefit.annual_inr),
                 one_time: amount(&benefit.one_time_inr),
             }),
+        };
+        let benefit_facts = [
+            words.benefit_kind(
+                benefit.type_code.as_deref(),
+                benefit.disbursement.as_deref(),
+            ),
+            amounts,
             benefit
                 .description
                 .as_deref()
@@ -186,41 +207,61 @@ pub fn facts_in(
     }
 }
 
-/// The sentence of one gap (a fact, and a next step where no shorter one says it).
+/// The scheme's name in the language: its words as a value of the schemes a citizen receives
+/// (every corpus scheme has them in every file), else the rule's `scheme_name`, never the id.
+fn scheme_name(catalogue: &Catalogue, words: &Words, evaluation: &Evaluation<'_>) -> String {
+    catalogue
+        .id(ACTIVE_SCHEMES)
+        .map(|id| catalogue.field(id))
+        .filter(|spec| {
+            words
+                .values
+                .get(&spec.name)
+                .is_some_and(|names| names.contains_key(evaluation.scheme_id))
+                || spec.value_words.contains_key(evaluation.scheme_id)
+        })
+        .map_or_else(
+            || evaluation.scheme_name.to_string(),
+            |spec| words.value(spec, evaluation.scheme_id),
+        )
+}
+
+/// The sentence of one gap: a fact (`headed`: under its kind's heading), and a next step where
+/// no shorter one says it.
 pub(crate) fn gap_sentence(
     catalogue: &Catalogue,
     words: &Words,
     gap: &engine::gaps::Gap,
+    headed: bool,
 ) -> String {
+    let bar = match (gap.gap_kind, gap.actual) {
+        (GapKind::Exclusion, Some(actual)) => {
+            Some(FieldOf::new(catalogue, words, gap.field, gap.actual).bar(
+                gap.operator,
+                gap.required,
+                actual,
+            ))
+        }
+        _ => None,
+    };
     let on = FieldOf::new(catalogue, words, gap.field, gap.actual);
-    words.gap(&Gap {
-        kind: gap.gap_kind,
-        description: sanitize_profile_text(
-            &gap.gap_description.to_string(),
-            GAP_DESCRIPTION_MAX_CHARS,
-        ),
-        actual: gap.actual.map(|a| on.values.actual(a)),
-        required: on.required(gap.operator, gap.required),
-        negated: gap.negated,
-        distance: gap.gap.map(|d| on.values.number(d.0)),
-        estimated_eligibility_date: gap.estimated_eligibility_date.map(|d| words.date(d)),
-        field: on.field,
-    })
-}
-
-fn exclusion(
-    catalogue: &Catalogue,
-    words: &Words,
-    trace: &ConditionTrace<'_>,
-    actual: &FieldValue,
-) -> String {
-    let on = FieldOf::new(catalogue, words, trace.field, Some(actual));
-    words.exclusion(&Exclusion {
-        label: trace.label,
-        actual: on.values.actual(actual),
-        required: on.required(trace.operator, trace.expected),
-        field: on.field,
-    })
+    words.gap_sentence(
+        &Gap {
+            kind: gap.gap_kind,
+            description: sanitize_profile_text(
+                &gap.gap_description.to_string(),
+                GAP_DESCRIPTION_MAX_CHARS,
+            ),
+            actual: gap.actual.map(|a| on.values.actual(a)),
+            required: on.required(gap.operator, gap.required),
+            negated: gap.negated,
+            distance: gap.gap.map(|d| on.values.number(d.0)),
+            estimated_eligibility_date: gap.estimated_eligibility_date.map(|d| words.date(d)),
+            bar,
+            field: on.field,
+        },
+        headed,
+    )
 }
 
 /// One field of the evaluation with what renders its values.
@@ -241,18 +282,60 @@ impl<'a> FieldOf<'a> {
             || matches!(actual, Some(FieldValue::List(_))),
             |s| s.field_type == FieldType::List,
         );
+        let clause = match (spec, actual) {
+            (Some(spec), Some(FieldValue::Scalar(Scalar::Bool(b)))) => words.clause(spec, *b),
+            _ => None,
+        };
         FieldOf {
             field: Field {
                 name,
                 label: spec.map_or(name, |s| s.human_name()),
                 plural,
+                clause,
             },
             values: Values { words, spec },
         }
     }
 
+    /// The requirement in words; a yes/no requirement as the clause it asks for ("required:
+    /// your household is on the BPL list"), not "required: yes".
     pub fn required(&self, operator: &str, expected: &Json) -> String {
+        let words = self.values.words;
+        if let (Some(spec), Json::Bool(b), "eq" | "neq") = (self.values.spec, expected, operator)
+            && let Some(clause) = words.clause(spec, *b != (operator == "neq"))
+        {
+            return clause;
+        }
         let shown = self.values.expected(operator, expected);
-        self.values.words.requirement(operator, &shown)
+        words.requirement(operator, &shown)
+    }
+
+    /// The fact that makes an exclusion (`operator`, `expected`) fail for `actual`.
+    pub fn bar(self, operator: &str, expected: &Json, actual: &FieldValue) -> Bar<'a> {
+        let words = self.values.words;
+        if let Some(clause) = self.field.clause {
+            return Bar::Clause(clause);
+        }
+        if let (FieldValue::List(_), "not_contains", Shown::One(item)) =
+            (actual, operator, self.values.expected(operator, expected))
+        {
+            return match self
+                .values
+                .spec
+                .and_then(|spec| words.includes(spec, &item))
+            {
+                Some(clause) => Bar::Clause(clause),
+                None => Bar::Includes {
+                    field: self.field,
+                    item,
+                },
+            };
+        }
+        let required = self.required(operator, expected);
+        Bar::Value {
+            actual: self.values.actual(actual),
+            required,
+            field: self.field,
+        }
     }
 }

@@ -100,6 +100,12 @@ impl Language {
         self.words().script.map(|[first, last]| (first, last))
     }
 
+    /// The words in Latin letters this language's sentences may hold (acronyms as it writes
+    /// them); English: any.
+    pub fn latin_words(self) -> &'static [String] {
+        &self.words().latin_words
+    }
+
     /// `text` with its ASCII digits written in `digits` (unchanged for a language without
     /// digits of its own).
     pub fn write_digits(self, text: &str, digits: Digits) -> String {
@@ -183,6 +189,19 @@ mod tests {
                 &w.exclusion.sentence,
                 &en.exclusion.sentence,
             ),
+            ("exclusion.value", &w.exclusion.value, &en.exclusion.value),
+            (
+                "exclusion.includes",
+                &w.exclusion.includes,
+                &en.exclusion.includes,
+            ),
+            ("benefit.cover", &w.benefit.cover, &en.benefit.cover),
+            ("benefit.loan", &w.benefit.loan, &en.benefit.loan),
+            (
+                "benefit.contribution",
+                &w.benefit.contribution,
+                &en.benefit.contribution,
+            ),
             (
                 "gap.estimated_date",
                 &w.gap.estimated_date,
@@ -235,7 +254,7 @@ mod tests {
             .rules
             .iter()
             .filter_map(|r| r.benefit.as_ref())
-            .flat_map(|b| [&b.kind, &b.disbursement])
+            .flat_map(|b| [&b.type_code, &b.disbursement])
             .flatten()
             .map(String::as_str)
             .collect();
@@ -284,6 +303,30 @@ mod tests {
                 }
             }
             assert!(!w.promises.is_empty(), "{}: no promises to forbid", w.code);
+            // Every unit of the catalogue, in every language (English: as the engine says it).
+            for unit in catalogue
+                .fields()
+                .iter()
+                .filter(|f| !f.is_money())
+                .filter_map(|f| f.unit.as_deref())
+            {
+                let words = w
+                    .units
+                    .get(unit)
+                    .unwrap_or_else(|| panic!("{}: no words for the unit {unit}", w.code));
+                assert!(words.other.contains("{number}"), "{}: {unit}", w.code);
+                if language == Language::En {
+                    for n in [1.0, 2.5] {
+                        let number = engine::format::indian_number(n);
+                        let number = number.trim_end_matches(".00");
+                        assert_eq!(
+                            w.quantity(number, unit),
+                            engine::format::Quantity(n, unit).to_string(),
+                            "en.yaml and the engine word {unit} alike"
+                        );
+                    }
+                }
+            }
             if let Some(digits) = &w.digits {
                 assert_eq!(digits.chars().count(), 10, "{}: digits", w.code);
                 assert!(digits.chars().all(char::is_numeric), "{}: digits", w.code);
@@ -313,6 +356,41 @@ mod tests {
                     w.code,
                     field.name
                 );
+                // Yes/no facts as whole clauses, and list items as the field's clause, where
+                // the catalogue has them (docs/languages.md, "Yes/no facts").
+                let pairs = [
+                    (&field.when_yes, &entry.when_yes, "when_yes"),
+                    (&field.when_no, &entry.when_no, "when_no"),
+                    (&field.when_includes, &entry.when_includes, "when_includes"),
+                ];
+                for (english, theirs, key) in pairs {
+                    assert_eq!(
+                        english.is_some(),
+                        theirs.is_some(),
+                        "{}: field {}: {key} as the catalogue has it",
+                        w.code,
+                        field.name
+                    );
+                    if let (Some(english), Some(theirs)) = (english, theirs) {
+                        assert_eq!(
+                            placeholders(theirs),
+                            placeholders(english),
+                            "{}: {}.{key}",
+                            w.code,
+                            field.name
+                        );
+                    }
+                }
+                for code in field.value_words.keys() {
+                    assert!(
+                        w.values
+                            .get(&field.name)
+                            .is_some_and(|v| v.contains_key(code)),
+                        "{}: {}: {code} has no words",
+                        w.code,
+                        field.name
+                    );
+                }
                 for value in field.values.iter().flatten() {
                     assert!(
                         w.values

@@ -22,6 +22,8 @@
 //!   "the sentence contains a fact" sourcing lets through.
 //! - [`sanitize_profile_text`]: profile strings made safe for an LLM prompt (docs/design.md, "Explanations").
 //! - [`prompt`]: the chat messages asking an LLM to restate the facts, and nothing else.
+//! - [`review_sheet`]: one language's sentences rendered from corpus evaluations beside the
+//!   English, for a native reviewer (`docs/languages/<code>.md`).
 
 mod facts;
 mod language;
@@ -30,6 +32,7 @@ mod oracle_case;
 mod phrasing;
 mod prompt;
 mod sanitize;
+mod sheet;
 mod steps;
 mod template;
 mod values;
@@ -41,5 +44,6 @@ pub use numbers::unsourced_numbers;
 pub use oracle_case::{CONTRADICTION_IDS, oracle_case, oracle_case_json};
 pub use prompt::{ChatMessage, MAX_WORDS, Role, prompt};
 pub use sanitize::sanitize_profile_text;
+pub use sheet::review_sheet;
 pub use steps::{need_to_know, next_steps, summary};
 pub use template::template;

@@ -4,6 +4,7 @@
 //! The fact builder decides *what* is said (from the evaluation); the words decide only *how*,
 //! so every language states exactly the same facts.
 
+use engine::catalogue::FieldSpec;
 use engine::gaps::GapKind;
 use engine::{Date, Verdict};
 
@@ -17,6 +18,9 @@ pub(crate) struct Field<'a> {
     pub label: &'a str,
     /// A list field: its value is several items.
     pub plural: bool,
+    /// A yes/no value as the field's own clause ("your household owns a refrigerator"): said
+    /// instead of "label is yes" wherever the value is stated.
+    pub clause: Option<String>,
 }
 
 /// An authored rule value, rendered: one value, a set (`in`, `not_in`) or a range (`between`).
@@ -38,12 +42,19 @@ pub(crate) struct Condition<'a> {
     pub met: bool,
 }
 
-/// One exclusion that bars the citizen.
-pub(crate) struct Exclusion<'a> {
-    pub field: Field<'a>,
-    pub label: Option<&'a str>,
-    pub actual: String,
-    pub required: String,
+/// The fact that makes an exclusion bar the citizen (docs/languages.md, "Exclusions").
+pub(crate) enum Bar<'a> {
+    /// A yes/no field's clause for the citizen's value, or a list field's clause for the
+    /// barred item: already a whole clause.
+    Clause(String),
+    /// A list holding the barred item, where the field has no clause of its own.
+    Includes { field: Field<'a>, item: String },
+    /// Any other value, beside what the scheme needs.
+    Value {
+        field: Field<'a>,
+        actual: String,
+        required: String,
+    },
 }
 
 /// One gap: the engine's description and the structured parts it was made from.
@@ -59,6 +70,8 @@ pub(crate) struct Gap<'a> {
     /// Distance to the threshold, rendered with its unit.
     pub distance: Option<String>,
     pub estimated_eligibility_date: Option<String>,
+    /// An exclusion's gap is said as the exclusion itself.
+    pub bar: Option<Bar<'a>>,
 }
 
 /// Benefit amounts, already in rupees.
@@ -130,23 +143,36 @@ impl Words {
         }
     }
 
-    pub fn exclusion(&self, e: &Exclusion<'_>) -> String {
-        let sentence = fill(
-            &self.exclusion.sentence,
-            &[
-                ("field", &self.stated(&e.field, Some(&e.actual))),
-                ("required", &e.required),
-            ],
-        );
-        match (e.label, &self.exclusion.labelled) {
-            (Some(label), Some(labelled)) => {
-                fill(labelled, &[("label", label), ("sentence", &sentence)])
-            }
-            _ => sentence,
-        }
+    /// The exclusion sentence: the fact that bars the citizen, and that the scheme is
+    /// therefore not for them.
+    pub fn exclusion(&self, bar: &Bar<'_>) -> String {
+        let fact = match bar {
+            Bar::Clause(clause) => clause.clone(),
+            Bar::Includes { field, item } => fill(
+                &self.exclusion.includes,
+                &[("yours", &self.yours(field)), ("item", item)],
+            ),
+            Bar::Value {
+                field,
+                actual,
+                required,
+            } => fill(
+                &self.exclusion.value,
+                &[
+                    ("field", &self.stated(field, Some(actual))),
+                    ("required", required),
+                ],
+            ),
+        };
+        capitalised(&fill(&self.exclusion.sentence, &[("fact", &fact)]))
     }
 
-    pub fn gap(&self, g: &Gap<'_>) -> String {
+    /// A gap, under its kind's heading (`headed`) or alone (inside a next step that says why).
+    pub fn gap_sentence(&self, g: &Gap<'_>, headed: bool) -> String {
+        if let (Some(bar), Some(_)) = (&g.bar, &self.gap.kinds) {
+            // A language of its own words (not the engine's English description).
+            return self.exclusion(bar);
+        }
         let kind = self.gap.kinds.as_ref().map_or("", |kinds| match g.kind {
             GapKind::Exclusion => &kinds.exclusion,
             GapKind::Document => &kinds.document,
@@ -158,15 +184,18 @@ impl Words {
             Some(negated) if g.negated => fill(negated, &[("required", &g.required)]),
             _ => g.required.clone(),
         };
-        let mut sentence = fill(
+        let sentence = fill(
             &self.gap.sentence,
             &[
                 ("description", &g.description),
-                ("kind", kind),
                 ("field", &self.stated(&g.field, g.actual.as_deref())),
                 ("required", &required),
             ],
         );
+        let mut sentence = match &self.gap.heading {
+            Some(heading) if headed => fill(heading, &[("kind", kind), ("sentence", &sentence)]),
+            _ => sentence,
+        };
         if let (Some(distance), Some(template)) = (&g.distance, &self.gap.distance) {
             sentence.push_str(&fill(template, &[("distance", distance)]));
         }
@@ -194,6 +223,23 @@ impl Words {
                 ("kind", kind.as_deref().unwrap_or_default()),
                 ("disbursement", disbursement.as_deref().unwrap_or_default()),
             ],
+        ))
+    }
+
+    /// An amount that is not money paid: an insurance cover, a loan limit, or a contributory
+    /// pension's slabs (docs/rule-format.md, "Benefit kinds").
+    pub fn benefit_cover(&self, amount: &str) -> String {
+        capitalised(&fill(&self.benefit.cover, &[("amount", amount)]))
+    }
+
+    pub fn benefit_loan(&self, amount: &str) -> String {
+        capitalised(&fill(&self.benefit.loan, &[("amount", amount)]))
+    }
+
+    pub fn benefit_contribution(&self, low: &str, high: &str) -> String {
+        capitalised(&fill(
+            &self.benefit.contribution,
+            &[("low", low), ("high", high)],
         ))
     }
 
@@ -285,23 +331,52 @@ impl Words {
             .unwrap_or_else(|| code.replace('_', " "))
     }
 
-    /// A coded value of `field` (`karnataka`), as the file words it.
-    pub fn value(&self, field: &str, code: &str) -> String {
+    /// A coded value of `field` (`karnataka`), as the file words it; a file without words for
+    /// the field (English) takes the catalogue's `value_words`.
+    pub fn value(&self, field: &FieldSpec, code: &str) -> String {
         self.values
-            .get(field)
+            .get(&field.name)
             .and_then(|words| words.get(code))
+            .or_else(|| field.value_words.get(code))
             .cloned()
             .unwrap_or_else(|| code.replace('_', " "))
     }
 
+    /// A yes/no value of `field` as its clause: the file's `when_yes` / `when_no`, or, for a
+    /// field the file does not word (English), the catalogue's.
+    pub fn clause(&self, field: &FieldSpec, value: bool) -> Option<String> {
+        match self.fields.get(&field.name) {
+            Some(entry) if value => entry.when_yes.clone(),
+            Some(entry) => entry.when_no.clone(),
+            None => field.when(value).map(str::to_string),
+        }
+    }
+
+    /// A list `field` holding `item` (already worded) as its clause, where it has one.
+    pub fn includes(&self, field: &FieldSpec, item: &str) -> Option<String> {
+        let template = match self.fields.get(&field.name) {
+            Some(entry) => entry.when_includes.as_deref(),
+            None => field.when_includes.as_deref(),
+        }?;
+        Some(fill(template, &[("item", item)]))
+    }
+
+    /// "your age" / "आपकी आयु": the field's label with its possessive.
+    fn yours(&self, field: &Field<'_>) -> String {
+        match self.fields.get(field.name) {
+            Some(entry) => entry.yours.clone(),
+            None => fill(&self.field.yours, &[("label", field.label)]),
+        }
+    }
+
     /// "your age is 68 years" / "आपकी आयु 68 वर्ष है"; `None`: the value is not provided.
     pub(crate) fn stated(&self, field: &Field<'_>, actual: Option<&str>) -> String {
+        if let (Some(clause), Some(_)) = (&field.clause, actual) {
+            return clause.clone();
+        }
         let entry = self.fields.get(field.name);
         let label = entry.map_or(field.label, |e| e.label.as_str());
-        let yours = entry.map_or_else(
-            || fill(&self.field.yours, &[("label", label)]),
-            |e| e.yours.clone(),
-        );
+        let yours = self.yours(field);
         let is = if entry.map_or(field.plural, |e| e.plural) {
             &self.field.is.many
         } else {

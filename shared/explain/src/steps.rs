@@ -64,12 +64,16 @@ pub fn next_steps(
         .iter()
         .map(|step| match *step {
             NextStep::Apply { portal } => fill(&steps.apply, &[("portal", portal)]),
+            // Every document is needed: joined with "and".
             NextStep::KeepReady { documents, .. } => {
                 let codes: Vec<&str> = documents.iter().map(String::as_str).collect();
-                fill(&steps.keep_ready, &[("documents", &said.documents(&codes))])
+                let named = said.documents(&codes, &words.and_separator);
+                fill(&steps.keep_ready, &[("documents", &named)])
             }
             NextStep::Close(text) => said.gap(text),
             NextStep::ApplyOnceMet { portal } => fill(&steps.apply_once_met, &[("portal", portal)]),
+            // An exclusion's sentence already says the scheme is not for the citizen.
+            NextStep::WhyNot(text) if text.kind() == GapKind::Exclusion => said.gap(text),
             NextStep::WhyNot(text) => fill(&steps.why_not, &[("gap", &said.gap(text))]),
         })
         .collect()
@@ -96,7 +100,8 @@ impl Said<'_, '_> {
             } else {
                 &self.steps.get_any_verified
             };
-            return fill(template, &[("documents", &self.documents(&codes))]);
+            let named = self.documents(&codes, &self.words.or_separator);
+            return fill(template, &[("documents", &named)]);
         }
         if gap.actual.is_none() {
             return self.question(gap.field);
@@ -107,7 +112,8 @@ impl Said<'_, '_> {
         if let Some(short) = self.beyond_limit(gap) {
             return short;
         }
-        gap_sentence(self.catalogue, self.words, gap)
+        // A step says the gap without its heading ("condition not met: …").
+        gap_sentence(self.catalogue, self.words, gap, false)
     }
 
     /// "Your age is 58 years; that is 2 years below the minimum of 60 years": a known value
@@ -164,18 +170,24 @@ impl Said<'_, '_> {
             .unwrap_or_else(|| field.to_string())
     }
 
-    /// Documents by code, in the language's words: "a, b or c".
-    fn documents(&self, codes: &[&str]) -> String {
+    /// Documents by code, in the language's words, the last two joined by `last`: "a, b and
+    /// c" (all needed) or "a, b or c" (any one).
+    fn documents(&self, codes: &[&str], last: &str) -> String {
+        let spec = self
+            .catalogue
+            .id(DOCUMENTS)
+            .map(|id| self.catalogue.field(id));
         let named: Vec<String> = codes
             .iter()
-            .map(|code| self.words.value(DOCUMENTS, code))
+            .map(|code| match spec {
+                Some(spec) => self.words.value(spec, code),
+                None => code.replace('_', " "),
+            })
             .collect();
         match named.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!(
-                "{}{}{last}",
-                rest.join(&self.words.list_separator),
-                self.steps.last_separator
-            ),
+            Some((last_one, rest)) if !rest.is_empty() => {
+                format!("{}{last}{last_one}", rest.join(&self.words.list_separator))
+            }
             _ => named.join(""),
         }
     }

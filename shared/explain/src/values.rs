@@ -73,12 +73,18 @@ impl Values<'_> {
     }
 
     /// One of the field's coded values (`karnataka`), in the language's words; `None` for
-    /// free text (a district) and for a field the catalogue lacks.
+    /// free text (a district) and for a field the catalogue lacks. A field without a list of
+    /// values (the schemes a citizen receives) still words the codes it has words for.
     fn coded(&self, text: &str) -> Option<String> {
         let spec = self.spec?;
-        spec.values.as_ref()?;
-        spec.allows_value(text)
-            .then(|| self.words.value(&spec.name, text))
+        let listed = spec.values.is_some() && spec.allows_value(text);
+        let named = spec.value_words.contains_key(text)
+            || self
+                .words
+                .values
+                .get(&spec.name)
+                .is_some_and(|words| words.contains_key(text));
+        (listed || named).then(|| self.words.value(spec, text))
     }
 
     /// A number of this field: rupees for money, else Indian grouping and the field's unit.

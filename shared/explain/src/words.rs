@@ -31,7 +31,15 @@ pub(crate) struct Words {
     /// An empty list.
     pub none: String,
     pub list_separator: String,
-    /// Catalogue units (`years`, `percent`, `hectares`): `{number}` with its unit.
+    /// Joins the last two items of a list that is all required ("A, B and C").
+    pub and_separator: String,
+    /// Joins the last two items of a list of which any one will do ("A, B or C").
+    pub or_separator: String,
+    /// Words in Latin letters a sentence of this language may hold (acronyms as the language
+    /// writes them: BPL, DBT…); the corpus lint refuses any other (docs/languages.md).
+    pub latin_words: Vec<String>,
+    /// Catalogue units (`years`, `percent`, `hectares`, `acres`, `kWh/year`): `{number}` with
+    /// its unit.
     pub units: BTreeMap<String, Unit>,
     pub verdict: Verdicts,
     /// Promises no evaluation makes ("guaranteed"): never part of an explanation.
@@ -120,18 +128,28 @@ pub(crate) struct ConditionWords {
     pub labelled: Option<String>,
 }
 
+/// An exclusion that bars the citizen is said as the fact that bars: never the rule's label,
+/// which states what must hold.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ExclusionWords {
+    /// `{fact}`: the fact, a clause; and that the scheme is therefore not for the citizen.
     pub sentence: String,
-    pub labelled: Option<String>,
+    /// The fact for a value other than yes/no: `{field}` (stated), `{required}`.
+    pub value: String,
+    /// The fact for a list holding a barred item: `{yours}`, `{item}` (a field's
+    /// `when_includes` words it where given).
+    pub includes: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GapWords {
-    /// `{description}` (the engine's English sentence) or `{kind}`, `{field}`, `{required}`.
+    /// `{description}` (the engine's English sentence) or `{field}`, `{required}`.
     pub sentence: String,
+    /// The sentence under its kind's heading, as a fact shows it: `{kind}`, `{sentence}`
+    /// (a next step says the sentence alone).
+    pub heading: Option<String>,
     pub kinds: Option<GapKinds>,
     /// A requirement under `NOT`: `{required}`.
     pub negated: Option<String>,
@@ -161,6 +179,13 @@ pub(crate) struct BenefitWords {
     pub monthly: String,
     pub annual: String,
     pub one_time: String,
+    /// An insurance benefit's cover (`insurance_cover`): `{amount}`.
+    pub cover: String,
+    /// A loan benefit's limit (`loan_up_to`): `{amount}`.
+    pub loan: String,
+    /// A contributory pension whose slab the citizen's contribution chooses: `{low}`, `{high}`
+    /// a month.
+    pub contribution: String,
     /// The rule's free-text (English) description: only where the language can carry it.
     pub description: Option<String>,
 }
@@ -186,8 +211,6 @@ pub(crate) struct NextStepWords {
     pub get_verified: String,
     pub get_any_verified: String,
     pub tell_any_verified: String,
-    /// Joins the last two items of a list (" or ").
-    pub last_separator: String,
     /// A known value under an `at least` limit: `{field}` (stated), `{distance}`, `{limit}`.
     pub below_minimum: String,
     /// A known value over an `at most` limit: `{field}`, `{distance}`, `{limit}`.
@@ -205,6 +228,11 @@ pub(crate) struct FieldEntry {
     pub plural: bool,
     /// How a citizen is asked for the field.
     pub question: Option<String>,
+    /// A yes/no field's value as a whole clause (English: the catalogue's), for yes and no.
+    pub when_yes: Option<String>,
+    pub when_no: Option<String>,
+    /// A list field holding `{item}`, as a clause.
+    pub when_includes: Option<String>,
 }
 
 impl Words {

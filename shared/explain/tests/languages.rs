@@ -60,17 +60,17 @@ fn the_karnataka_pension_example_in_english_hindi_and_kannada() {
 const EN_TEMPLATE: &str = "You are not yet eligible for Karnataka Old Age Pension, but you meet some of its conditions. Your match score is 75 out of 100; you meet 3 of 4 main conditions. You are 2 years below the minimum age of 60; estimated eligibility date: 10 September 2026. The benefit is monthly pension, paid by direct bank transfer. The benefit amount is ₹600 a month, ₹7,200 a year. About the benefit: ₹1,200 a month at age 65+, ₹600 a month at ages 60-64 (includes the IGNOAPS central share).";
 const EN_STEPS: [&str; 2] = [
     "You are 2 years below the minimum age of 60",
-    "Once these are met, apply at sevasindhu.karnataka.gov.in",
+    "When you meet these conditions, apply at sevasindhu.karnataka.gov.in",
 ];
-const HI_TEMPLATE: &str = "आप Karnataka Old Age Pension के लिए अभी पात्र नहीं हैं, लेकिन इसकी कुछ शर्तें पूरी करते हैं। आपका मिलान स्कोर 100 में से 75 है; आप 4 में से 3 मुख्य शर्तें पूरी करते हैं। कमी: आपकी आयु 58 वर्ष है; आवश्यक: कम से कम 60 वर्ष; अंतर: 2 वर्ष; अनुमानित पात्रता तिथि: 10 सितंबर 2026। लाभ: मासिक पेंशन; भुगतान: सीधे बैंक खाते में (DBT)। लाभ राशि: ₹600 प्रति माह, ₹7,200 प्रति वर्ष।";
+const HI_TEMPLATE: &str = "आप कर्नाटक वृद्धावस्था पेंशन के लिए अभी पात्र नहीं हैं, लेकिन इसकी कुछ शर्तें पूरी करते हैं। इस योजना से आपका मेल: 100 में से 75 अंक; आप 4 मुख्य शर्तों में से 3 पूरी करते हैं। पूरी न हुई शर्त: आपकी आयु: 58 वर्ष; आवश्यक: कम से कम 60 वर्ष; अंतर: 2 वर्ष; अनुमानित पात्रता तिथि: 10 सितंबर 2026। लाभ: मासिक पेंशन; भुगतान: सीधे बैंक खाते में (DBT)। लाभ राशि: ₹600 प्रति माह, ₹7,200 प्रति वर्ष।";
 const HI_SUMMARY: &str = "आप कुछ शर्तें पूरी करते हैं";
 const HI_STEPS: [&str; 2] = [
-    "आपकी आयु 58 वर्ष है; यह न्यूनतम 60 वर्ष से 2 वर्ष कम है",
+    "आपकी आयु: 58 वर्ष; यह न्यूनतम सीमा 60 वर्ष से 2 वर्ष कम है",
     "ये शर्तें पूरी होने पर sevasindhu.karnataka.gov.in पर आवेदन करें",
 ];
-const KN_TEMPLATE: &str = "ನೀವು Karnataka Old Age Pension ಯೋಜನೆಗೆ ಇನ್ನೂ ಅರ್ಹರಾಗಿಲ್ಲ, ಆದರೆ ಅದರ ಕೆಲವು ಷರತ್ತುಗಳನ್ನು ಪೂರೈಸುತ್ತೀರಿ. ನಿಮ್ಮ ಹೊಂದಾಣಿಕೆ ಅಂಕ 100ರಲ್ಲಿ 75; ಒಟ್ಟು 4 ಮುಖ್ಯ ಷರತ್ತುಗಳಲ್ಲಿ 3 ಷರತ್ತುಗಳನ್ನು ನೀವು ಪೂರೈಸುತ್ತೀರಿ. ಕೊರತೆ: ನಿಮ್ಮ ವಯಸ್ಸು: 58 ವರ್ಷ; ಅಗತ್ಯ: ಕನಿಷ್ಠ 60 ವರ್ಷ; ಅಂತರ: 2 ವರ್ಷ; ಅರ್ಹತೆ ದೊರೆಯುವ ಅಂದಾಜು ದಿನಾಂಕ: 10 ಸೆಪ್ಟೆಂಬರ್ 2026. ಸೌಲಭ್ಯ: ಮಾಸಿಕ ಪಿಂಚಣಿ; ಇದನ್ನು ನೇರವಾಗಿ ಬ್ಯಾಂಕ್ ಖಾತೆಗೆ (DBT) ನೀಡಲಾಗುತ್ತದೆ. ಸೌಲಭ್ಯದ ಮೊತ್ತ: ತಿಂಗಳಿಗೆ ₹600, ವರ್ಷಕ್ಕೆ ₹7,200.";
+const KN_TEMPLATE: &str = "ನೀವು ಕರ್ನಾಟಕ ವೃದ್ಧಾಪ್ಯ ವೇತನ ಯೋಜನೆಗೆ ಇನ್ನೂ ಅರ್ಹರಾಗಿಲ್ಲ, ಆದರೆ ಅದರ ಕೆಲವು ಷರತ್ತುಗಳನ್ನು ಪೂರೈಸುತ್ತೀರಿ. ನಿಮ್ಮ ಹೊಂದಾಣಿಕೆ ಅಂಕ 100ರಲ್ಲಿ 75; ನೀವು ಪೂರೈಸುವ ಮುಖ್ಯ ಷರತ್ತುಗಳು: 4ರಲ್ಲಿ 3. ಪೂರೈಸದ ಷರತ್ತು: ನಿಮ್ಮ ವಯಸ್ಸು: 58 ವರ್ಷ; ಅಗತ್ಯ: ಕನಿಷ್ಠ 60 ವರ್ಷ; ಅಂತರ: 2 ವರ್ಷ; ಅರ್ಹತೆ ದೊರೆಯುವ ಅಂದಾಜು ದಿನಾಂಕ: 10 ಸೆಪ್ಟೆಂಬರ್ 2026. ಸೌಲಭ್ಯ: ಮಾಸಿಕ ಪಿಂಚಣಿ; ಇದನ್ನು ನೇರವಾಗಿ ಬ್ಯಾಂಕ್ ಖಾತೆಗೆ (DBT) ನೀಡಲಾಗುತ್ತದೆ. ಸೌಲಭ್ಯದ ಮೊತ್ತ: ತಿಂಗಳಿಗೆ ₹600, ವರ್ಷಕ್ಕೆ ₹7,200.";
 const KN_SUMMARY: &str = "ನೀವು ಕೆಲವು ಷರತ್ತುಗಳನ್ನು ಪೂರೈಸುತ್ತೀರಿ";
 const KN_STEPS: [&str; 2] = [
-    "ನಿಮ್ಮ ವಯಸ್ಸು: 58 ವರ್ಷ; ಇದು ಕನಿಷ್ಠ 60 ವರ್ಷಕ್ಕಿಂತ 2 ವರ್ಷ ಕಡಿಮೆ",
+    "ನಿಮ್ಮ ವಯಸ್ಸು: 58 ವರ್ಷ; ಇದು 60 ವರ್ಷ ಎಂಬ ಕನಿಷ್ಠ ಮಿತಿಗಿಂತ 2 ವರ್ಷ ಕಡಿಮೆ",
     "ಈ ಷರತ್ತುಗಳನ್ನು ಪೂರೈಸಿದ ನಂತರ sevasindhu.karnataka.gov.in ಜಾಲತಾಣದಲ್ಲಿ ಅರ್ಜಿ ಸಲ್ಲಿಸಿ",
 ];

@@ -105,7 +105,7 @@ fn claiming_eligibility_when_not_eligible_fails() {
     );
 
     let hindi = karnataka(68, true, Language::Hi);
-    let report = run(&hindi, "आप Karnataka Old Age Pension के लिए पात्र हैं।");
+    let report = run(&hindi, "आप कर्नाटक वृद्धावस्था पेंशन के लिए पात्र हैं।");
     assert_eq!(
         failed(&report),
         [
@@ -129,7 +129,7 @@ fn a_hallucinated_amount_fails() {
 #[test]
 fn a_hindi_sentence_ending_in_a_danda_is_checked_on_its_own() {
     let facts = karnataka(68, false, Language::Hi);
-    let candidate = "आप Karnataka Old Age Pension के लिए पात्र हैं। आपको हर महीने ₹5,000 मिलेंगे।";
+    let candidate = "आप कर्नाटक वृद्धावस्था पेंशन के लिए पात्र हैं। आपको हर महीने ₹5,000 मिलेंगे।";
     let report = run(&facts, candidate);
     assert_eq!(failed(&report), [RuleId::Prec001, RuleId::Prec004]);
     // The danda became ". " of the same byte length: offsets point into the text as given.

@@ -25,7 +25,7 @@ static CORPUS: LazyLock<RuleSet> =
     LazyLock::new(|| RuleSet::bundled(&CATALOGUE).expect("the bundled corpus loads"));
 
 /// Every placeholder the language files' templates use.
-const PLACEHOLDERS: [&str; 34] = [
+const PLACEHOLDERS: [&str; 36] = [
     "scheme",
     "phrase",
     "as_of",
@@ -60,6 +60,8 @@ const PLACEHOLDERS: [&str; 34] = [
     "month",
     "year",
     "sentence",
+    "fact",
+    "item",
 ];
 
 /// Everything the property says about one evaluation, in every language, numbers in `digits`.

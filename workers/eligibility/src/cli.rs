@@ -26,6 +26,9 @@ enum Command {
     Rules(commands::rules::RulesCommand),
     /// Check explanations with Oracle-A.
     Oracle(commands::oracle::Args),
+    /// The languages of explanations, and a review sheet per language.
+    #[command(subcommand)]
+    Languages(commands::languages::LanguagesCommand),
     /// Print a JSON Schema derived from the field catalogue.
     #[command(subcommand)]
     Schema(commands::schema::SchemaCommand),
@@ -67,6 +70,7 @@ pub fn run() -> ExitCode {
         Command::Evaluate(args) => commands::evaluate::run(args),
         Command::Rules(command) => commands::rules::run(command),
         Command::Oracle(args) => commands::oracle::run(args),
+        Command::Languages(command) => commands::languages::run(command),
         Command::Schema(command) => commands::schema::run(command),
         Command::Evaluator(args) => commands::services::evaluator(args),
         Command::Explainer(args) => commands::services::explainer(args),

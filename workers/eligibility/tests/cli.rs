@@ -264,11 +264,12 @@ fn evaluate_in_another_language() {
         let text = text.as_str().expect("a string");
         assert!(kannada(text), "not Kannada: {text}");
     }
+    // The scheme by its name in the language, never in English letters.
+    let explanation = words["explanation"].as_str().unwrap();
     assert!(
-        words["explanation"]
-            .as_str()
-            .unwrap()
-            .contains("Karnataka Old Age Pension")
+        explanation.contains("ಕರ್ನಾಟಕ ವೃದ್ಧಾಪ್ಯ ವೇತನ")
+            && !explanation.contains("Karnataka Old Age Pension"),
+        "{explanation}"
     );
     assert_eq!(
         words["next_steps"].as_array().unwrap().len(),

@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod audit_export;
 pub mod evaluate;
+pub mod languages;
 pub mod oracle;
 pub mod releases;
 pub mod rules;
