@@ -116,11 +116,15 @@ pub(crate) fn next_steps<'a>(
         Verdict::NotEligible | Verdict::NotApplicable => {
             close(&mut steps, gaps.iter().filter(|g| is_question(g, needed)));
             if steps.is_empty() {
-                // A bar first (an exclusion, a category the scheme is not for), then any known
-                // fact that fails (an unknown one decides nothing here: it is not needed).
+                // An exclusion first (a hard bar, whatever else holds), then a category the
+                // scheme is not for, then any known fact that fails (an unknown one decides nothing here: it is not needed).
                 let reason = gaps
                     .iter()
-                    .find(|g| g.actual.is_some() && !g.closable_by.by_citizen())
+                    .find(|g| g.actual.is_some() && g.gap_kind == GapKind::Exclusion)
+                    .or_else(|| {
+                        gaps.iter()
+                            .find(|g| g.actual.is_some() && !g.closable_by.by_citizen())
+                    })
                     .or_else(|| gaps.iter().find(|g| g.actual.is_some()))
                     .or_else(|| gaps.first());
                 steps.extend(reason.map(|g| NextStep::WhyNot(g.gap_description)));

@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::LazyLock;
 
+use engine::catalogue::FieldSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::words::Words;
@@ -104,6 +105,22 @@ impl Language {
     /// them); English: any.
     pub fn latin_words(self) -> &'static [String] {
         &self.words().latin_words
+    }
+
+    /// A yes/no value of `field` as this language's clause for it ("your household owns a
+    /// refrigerator"); `None` for a field that is not yes/no.
+    pub fn clause(self, field: &FieldSpec, value: bool) -> Option<String> {
+        self.words().clause(field, value)
+    }
+
+    /// A coded value of `field` (`karnataka`, a document, a scheme id) in this language's words.
+    pub fn value(self, field: &FieldSpec, code: &str) -> String {
+        self.words().value(field, code)
+    }
+
+    /// A date in this language's words ("15 January 2025", "15 जनवरी 2025").
+    pub fn date(self, date: engine::Date) -> String {
+        self.words().date(date)
     }
 
     /// `text` with its ASCII digits written in `digits` (unchanged for a language without

@@ -207,6 +207,8 @@ impl Words {
 
     pub fn benefit_kind(&self, kind: Option<&str>, disbursement: Option<&str>) -> Option<String> {
         let b = &self.benefit;
+        // A mode that is the kind itself (a bank loan "paid by" a bank loan) is said once.
+        let disbursement = disbursement.filter(|d| Some(*d) != kind);
         let (kind, disbursement) = (
             kind.map(|k| self.code(k)),
             disbursement.map(|d| self.code(d)),

@@ -79,7 +79,7 @@ fn eligible_karnataka_pensioner_in_english() {
     assert_eq!(
         texts(&facts, |k| *k == FactKind::Benefit),
         [
-            "The benefit is monthly pension, paid by direct bank transfer",
+            "The benefit is a monthly pension, paid into your bank account (DBT)",
             "The benefit amount is ₹1,200 a month, ₹14,400 a year",
             "About the benefit: ₹1,200 a month at age 65+, ₹600 a month at ages 60-64 (includes the IGNOAPS central share)",
         ]

@@ -57,7 +57,7 @@ fn the_karnataka_pension_example_in_english_hindi_and_kannada() {
     );
 }
 
-const EN_TEMPLATE: &str = "You are not yet eligible for Karnataka Old Age Pension, but you meet some of its conditions. Your match score is 75 out of 100; you meet 3 of 4 main conditions. You are 2 years below the minimum age of 60; estimated eligibility date: 10 September 2026. The benefit is monthly pension, paid by direct bank transfer. The benefit amount is ₹600 a month, ₹7,200 a year. About the benefit: ₹1,200 a month at age 65+, ₹600 a month at ages 60-64 (includes the IGNOAPS central share).";
+const EN_TEMPLATE: &str = "You are not yet eligible for Karnataka Old Age Pension, but you meet some of its conditions. Your match score is 75 out of 100; you meet 3 of 4 main conditions. You are 2 years below the minimum age of 60; estimated eligibility date: 10 September 2026. The benefit is a monthly pension, paid into your bank account (DBT). The benefit amount is ₹600 a month, ₹7,200 a year. About the benefit: ₹1,200 a month at age 65+, ₹600 a month at ages 60-64 (includes the IGNOAPS central share).";
 const EN_STEPS: [&str; 2] = [
     "You are 2 years below the minimum age of 60",
     "When you meet these conditions, apply at sevasindhu.karnataka.gov.in",

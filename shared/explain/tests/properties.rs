@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use engine::catalogue::{FieldSpec, FieldType};
 use engine::temporal::applicability;
+use engine::value::{FieldValue, Scalar};
 use engine::{Catalogue, Date, Evaluation, Profile, Rule, RuleSet, evaluate};
 use explain::{
     Digits, FactKind, Language, facts_in, next_steps, oracle_case, summary, template,
@@ -89,6 +90,49 @@ fn explanations_hold(
             count(|k| matches!(k, FactKind::Gap { .. })),
             evaluation.gaps.len()
         );
+        // Every exclusion names the value that barred the citizen: a yes/no fact's clause, the
+        // barred item of a list, or the number or coded value, in the language's own words.
+        let exclusions = facts
+            .facts()
+            .iter()
+            .filter(|f| f.kind == FactKind::Exclusion);
+        let barred = evaluation.excluded_by.iter().filter_map(|excluded| {
+            evaluation
+                .exclusions_checked
+                .iter()
+                .find(|t| t.path == excluded.path && t.actual.is_some())
+        });
+        for (fact, trace) in exclusions.zip(barred) {
+            let spec = catalogue.field(catalogue.id(trace.field).expect("a catalogue field"));
+            let named = match (trace.actual.expect("known"), trace.expected) {
+                (FieldValue::Scalar(Scalar::Bool(b)), _) => language.clause(spec, *b),
+                (FieldValue::List(_), Json::String(item)) => Some(language.value(spec, item)),
+                (FieldValue::Scalar(Scalar::Str(code)), _) => Some(language.value(spec, code)),
+                (FieldValue::Scalar(Scalar::Date(date)), _) => Some(language.date(*date)),
+                (FieldValue::Scalar(Scalar::Int(n)), _) => Some(
+                    engine::format::indian_number(*n as f64)
+                        .trim_end_matches(".00")
+                        .to_string(),
+                ),
+                (FieldValue::Scalar(Scalar::Num(n)), _) => Some(
+                    engine::format::indian_number(*n)
+                        .trim_end_matches(".00")
+                        .to_string(),
+                ),
+                _ => None,
+            };
+            let named = named.map(|n| language.write_digits(&n, digits));
+            prop_assert!(
+                named
+                    .as_ref()
+                    .is_some_and(|n| fact.text.to_lowercase().contains(&n.to_lowercase())),
+                "{}: {}: the exclusion {:?} does not name the value that barred ({:?})",
+                language,
+                trace.field,
+                fact.text,
+                named
+            );
+        }
         // Every sentence a citizen reads is filled in (no `{placeholder}` left) and, outside
         // English, written in the language's script.
         let steps = next_steps(evaluation, catalogue, language);

@@ -74,10 +74,20 @@ pub struct Diff {
 pub struct StateDiff {
     /// "FROM->TO" → citizens (unchanged verdicts included, e.g. "ELIGIBLE->ELIGIBLE").
     pub transitions: BTreeMap<String, usize>,
-    /// Monthly outlay to the citizens eligible before and after, ₹ (annual amounts / 12; one-time
-    /// and in-kind benefits are not in it).
+    /// Monthly outlay to the citizens eligible before and after, ₹: money paid out only
+    /// (benefit kinds cash, pension, scholarship; annual amounts / 12; one-time and in-kind
+    /// benefits are not in it). A cover, a loan limit or a contributory pension is not money
+    /// the scheme pays now (docs/rule-format.md, "Benefit kinds").
     pub monthly_outlay_before_inr: f64,
     pub monthly_outlay_after_inr: f64,
+    /// Insurance cover held by the citizens eligible before and after, ₹ (paid only on a
+    /// claim: reported apart from the outlay).
+    pub insurance_cover_before_inr: f64,
+    pub insurance_cover_after_inr: f64,
+    /// Loan limits open to the citizens eligible before and after, ₹ (lent, not paid:
+    /// reported apart from the outlay).
+    pub loan_limits_before_inr: f64,
+    pub loan_limits_after_inr: f64,
     /// Field → citizens whose verdict got worse with a gap on it under the proposal.
     pub newly_blocking_gaps: BTreeMap<String, usize>,
     /// Up to [`SAMPLE`] user ids whose verdict changes.
@@ -240,10 +250,16 @@ impl<'a> Simulation<'a> {
                     .entry(format!("{}->{}", was.name(), now.name()))
                     .or_default() += 1;
                 if was == Verdict::Eligible {
-                    entry.monthly_outlay_before_inr += monthly(self.before[s], profile);
+                    let sums = Sums::of(self.before[s], profile);
+                    entry.monthly_outlay_before_inr += sums.monthly_outlay;
+                    entry.insurance_cover_before_inr += sums.cover;
+                    entry.loan_limits_before_inr += sums.loan_limit;
                 }
                 if now == Verdict::Eligible {
-                    entry.monthly_outlay_after_inr += monthly(self.after[s], profile);
+                    let sums = Sums::of(self.after[s], profile);
+                    entry.monthly_outlay_after_inr += sums.monthly_outlay;
+                    entry.insurance_cover_after_inr += sums.cover;
+                    entry.loan_limits_after_inr += sums.loan_limit;
                 }
                 if was == now {
                     continue;
@@ -376,15 +392,31 @@ fn rank(verdict: Verdict) -> u8 {
     }
 }
 
-/// The monthly amount `rule` pays `profile` (annual / 12), tiers applied; 0 where it has none.
-fn monthly(rule: Option<&Rule>, profile: &Profile) -> f64 {
-    let Some(estimate) = rule.and_then(|r| r.benefit_for(profile)) else {
-        return 0.0;
-    };
-    let number = |v: &Option<serde_json::Value>| v.as_ref().and_then(serde_json::Value::as_f64);
-    number(&estimate.monthly_inr)
-        .or_else(|| number(&estimate.annual_inr).map(|a| a / 12.0))
-        .unwrap_or(0.0)
+/// What `rule` gives `profile`, tiers applied, by what the amount is: money paid a month
+/// (annual / 12), an insurance cover, a loan limit; 0 where it has none.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Sums {
+    monthly_outlay: f64,
+    cover: f64,
+    loan_limit: f64,
+}
+
+impl Sums {
+    fn of(rule: Option<&Rule>, profile: &Profile) -> Sums {
+        let Some(estimate) = rule.and_then(|r| r.benefit_for(profile)) else {
+            return Sums::default();
+        };
+        let number = |v: &Option<serde_json::Value>| {
+            v.as_ref()
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(0.0)
+        };
+        Sums {
+            monthly_outlay: estimate.monthly_paid_out().unwrap_or(0.0),
+            cover: number(&estimate.cover_inr),
+            loan_limit: number(&estimate.loan_up_to_inr),
+        }
+    }
 }
 
 /// `current` with `proposals` added (a proposal replaces nothing: as a higher version it wins
@@ -534,8 +566,26 @@ fn print_text(diff: &Diff, seconds: f64) {
             let total: usize = d.transitions.values().sum();
             let mut gaps: Vec<(&String, &usize)> = d.newly_blocking_gaps.iter().collect();
             gaps.sort_by(|a, b| b.1.cmp(a.1));
+            // Cover and loan limits are not outlay: said apart, where the scheme has them.
+            let mut apart = String::new();
+            for (what, before, after) in [
+                (
+                    "insurance cover",
+                    d.insurance_cover_before_inr,
+                    d.insurance_cover_after_inr,
+                ),
+                (
+                    "loan limits",
+                    d.loan_limits_before_inr,
+                    d.loan_limits_after_inr,
+                ),
+            ] {
+                if before != 0.0 || after != 0.0 {
+                    apart.push_str(&format!("; {what} ₹{before:.0} -> ₹{after:.0}"));
+                }
+            }
             println!(
-                "  {state:<18} {total:>8} citizens; changed: {}; monthly outlay ₹{:.0} -> ₹{:.0} ({:+.0}); newly blocking: {}; e.g. {}",
+                "  {state:<18} {total:>8} citizens; changed: {}; monthly outlay ₹{:.0} -> ₹{:.0} ({:+.0}){apart}; newly blocking: {}; e.g. {}",
                 if moved.is_empty() {
                     "none".to_string()
                 } else {
@@ -638,12 +688,12 @@ mod tests {
                 .entry(format!("{}->{}", was.name(), now.name()))
                 .or_default() += 1;
             before += if was == Verdict::Eligible {
-                monthly(Some(old), profile)
+                Sums::of(Some(old), profile).monthly_outlay
             } else {
                 0.0
             };
             after += if now == Verdict::Eligible {
-                monthly(Some(new), profile)
+                Sums::of(Some(new), profile).monthly_outlay
             } else {
                 0.0
             };
@@ -664,5 +714,50 @@ mod tests {
         );
         let sampled: usize = got.values().map(|d| d.affected_sample.len()).sum();
         assert!(sampled > 0 && sampled <= moved);
+    }
+
+    /// docs/rule-format.md, "Benefit kinds": an insurance cover is never counted as money paid
+    /// out; it is reported apart.
+    #[test]
+    fn insurance_cover_and_loan_limits_are_reported_apart_from_the_outlay() {
+        let catalogue = Catalogue::bundled();
+        let current = RuleSet::bundled(&catalogue).unwrap();
+        let cover = |rule_id: &str| {
+            let rule = current.get(rule_id).unwrap();
+            let profile = Profile::from_json(
+                &catalogue,
+                &serde_json::json!({"identity": {"age": 30, "social_category": "sc",
+                    "gender": "female", "verified_documents": ["pan"]},
+                    "economic": {"has_bank_account": true}}),
+                "p",
+            )
+            .unwrap();
+            Sums::of(Some(rule), &profile)
+        };
+        assert_eq!(
+            cover("rule_central_pmjjby_003"),
+            Sums {
+                monthly_outlay: 0.0,
+                cover: 200_000.0,
+                loan_limit: 0.0
+            }
+        );
+        assert_eq!(
+            cover("rule_central_stand_up_india_001"),
+            Sums {
+                monthly_outlay: 0.0,
+                cover: 0.0,
+                loan_limit: 10_000_000.0
+            }
+        );
+        // A pension is money paid out (its tier for the age applied).
+        assert_eq!(
+            cover("rule_ka_oap_001"),
+            Sums {
+                monthly_outlay: 600.0,
+                cover: 0.0,
+                loan_limit: 0.0
+            }
+        );
     }
 }
