@@ -69,37 +69,6 @@ fn ascii(digits: &[u8]) -> &str {
     std::str::from_utf8(digits).expect("decimal digits are ASCII")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn indian_grouping() {
-        assert_eq!(rupees(150000.0), "₹1,50,000");
-        assert_eq!(rupees(2000.0), "₹2,000");
-        assert_eq!(rupees(999.0), "₹999");
-        assert_eq!(rupees(12345678.0), "₹1,23,45,678");
-        assert_eq!(rupees(1000000000.0), "₹1,00,00,00,000");
-        assert_eq!(indian_number(2.5), "2.50");
-        assert_eq!(indian_number(0.0), "0");
-        assert_eq!(indian_number(12.0), "12");
-        assert_eq!(indian_number(1234.0), "1,234");
-        assert_eq!(indian_number(123456.07), "1,23,456.07");
-        assert_eq!(indian_number(12345.0), "12,345");
-        assert_eq!(indian_number(1234567.0), "12,34,567");
-    }
-
-    #[test]
-    fn rounding_carries_into_the_whole_part() {
-        assert_eq!(indian_number(2.999), "3");
-        assert_eq!(indian_number(0.999), "1");
-        assert_eq!(indian_number(150000.004), "1,50,000");
-        assert_eq!(indian_number(99999.995), "1,00,000");
-        assert_eq!(indian_number(-0.001), "0");
-        assert_eq!(indian_number(-1234.5), "-1,234.50");
-    }
-}
-
 /// A date as citizens read it in English: "1 January 1960" (outputs keep ISO dates; texts
 /// never show them).
 pub struct LongDate(pub crate::date::Date);
@@ -155,5 +124,36 @@ impl fmt::Display for Quantity<'_> {
             _ => None,
         };
         write!(f, "{} {}", IndianNumber(number), words.unwrap_or(unit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indian_grouping() {
+        assert_eq!(rupees(150000.0), "₹1,50,000");
+        assert_eq!(rupees(2000.0), "₹2,000");
+        assert_eq!(rupees(999.0), "₹999");
+        assert_eq!(rupees(12345678.0), "₹1,23,45,678");
+        assert_eq!(rupees(1000000000.0), "₹1,00,00,00,000");
+        assert_eq!(indian_number(2.5), "2.50");
+        assert_eq!(indian_number(0.0), "0");
+        assert_eq!(indian_number(12.0), "12");
+        assert_eq!(indian_number(1234.0), "1,234");
+        assert_eq!(indian_number(123456.07), "1,23,456.07");
+        assert_eq!(indian_number(12345.0), "12,345");
+        assert_eq!(indian_number(1234567.0), "12,34,567");
+    }
+
+    #[test]
+    fn rounding_carries_into_the_whole_part() {
+        assert_eq!(indian_number(2.999), "3");
+        assert_eq!(indian_number(0.999), "1");
+        assert_eq!(indian_number(150000.004), "1,50,000");
+        assert_eq!(indian_number(99999.995), "1,00,000");
+        assert_eq!(indian_number(-0.001), "0");
+        assert_eq!(indian_number(-1234.5), "-1,234.50");
     }
 }

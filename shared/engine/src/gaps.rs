@@ -763,6 +763,11 @@ impl fmt::Display for Requirement<'_> {
                 };
                 write!(f, "{words}{}", Shown(spec, v))
             }
+            // One allowed value is that value ("farmer", not "one of farmer").
+            Operand::Many(items) if items.len() == 1 => {
+                let words = if leaf.op == Op::In { "" } else { "other than " };
+                write!(f, "{words}{}", Shown(spec, &items[0]))
+            }
             Operand::Many(items) => {
                 f.write_str(if leaf.op == Op::In {
                     "one of "

@@ -329,7 +329,7 @@ fn list_fields() {
         (
             "{field: eligibility.active_schemes, operator: contains, value: sch_pmay_g}",
             json!({"eligibility": {"active_schemes": []}}),
-            "This scheme requires that you already receive Pradhan Mantri Awaas Yojana - Gramin (PMAY-G); your schemes you already receive: none",
+            "This scheme requires that you already receive Pradhan Mantri Awaas Yojana - Gramin (PMAY-G); your schemes already received: none",
         ),
         (
             "{field: eligibility.active_schemes, operator: not_contains, value: sch_pmay_g}",

@@ -285,6 +285,11 @@ impl Words {
                 };
                 fill(template(name), &[("value", value)])
             }
+            // One allowed value is that value ("farmer", not "one of farmer").
+            Shown::Many(items) if items.len() == 1 => {
+                let name = if operator == "not_in" { "neq" } else { "eq" };
+                fill(template(name), &[("value", &items[0])])
+            }
             Shown::Many(items) => {
                 let name = if operator == "not_in" { "not_in" } else { "in" };
                 fill(

@@ -253,7 +253,7 @@ fn exclusions_of_every_operator() {
     );
     // lte on a count.
     let order = [
-        "Your child's birth order (first, second, ...) is 3, but the scheme needs at most 2, so this scheme is not for you",
+        "Your child's birth order is 3, but the scheme needs at most 2, so this scheme is not for you",
         "आपके बच्चे का जन्म क्रम: 3, लेकिन इस योजना के लिए आवश्यक है: अधिकतम 2, इसलिए यह योजना आपके लिए नहीं है",
     ];
     check(

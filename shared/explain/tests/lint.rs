@@ -7,16 +7,24 @@
 //! Also the review sheets: `docs/languages/<code>.md` is what `eligibility languages sheet
 //! <code>` prints today.
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 use engine::catalogue::FieldType;
 use engine::temporal::applicability;
-use engine::{Date, Profile, evaluate};
+use engine::{Catalogue, Date, Profile, RuleSet, evaluate};
 use explain::{Language, facts, next_steps, review_sheet, summary};
 use serde_json::{Map, Value as Json, json};
-use support::{BUNDLED, catalogue};
+
+static BUNDLED: LazyLock<(Catalogue, RuleSet)> = LazyLock::new(|| {
+    let catalogue = Catalogue::bundled();
+    let rules = RuleSet::bundled(&catalogue).expect("the bundled corpus loads");
+    (catalogue, rules)
+});
+
+fn catalogue() -> &'static Catalogue {
+    &BUNDLED.0
+}
 
 /// The words in Latin letters of `sentence` (runs of ASCII letters, with inner `-`), leaving
 /// out web addresses (a portal: "sevasindhu.karnataka.gov.in").
