@@ -726,7 +726,16 @@ async fn an_injection_in_profile_strings_is_sanitised_and_the_oracle_holds() {
             !sanitised.is_empty() && sanitised != INJECTION,
             "{sanitised}"
         );
-        assert!(user.contains(&format!("sch pmjay, {sanitised}")), "{user}");
+        // The known scheme by its name in the request's language, never its id.
+        let catalogue = Catalogue::bundled();
+        let schemes = catalogue.field(catalogue.id("eligibility.active_schemes").unwrap());
+        let language = if r.hindi() {
+            Language::Hi
+        } else {
+            Language::En
+        };
+        let name = language.value(schemes, "sch_pmjay");
+        assert!(user.contains(&format!("{name}, {sanitised}")), "{user}");
     }
     assert_template(
         &out[0],

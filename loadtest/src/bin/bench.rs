@@ -1,4 +1,5 @@
-//! `bench`: the engine's speed, measured. The README's figures come from this binary.
+//! `bench`: the engine's speed, measured. The figures of docs/performance.md, "The engine", come
+//! from this binary.
 //!
 //! Scenarios (synthetic corpus over all states, synthetic citizens):
 //! 1. one citizen × all rules, verdict + score (the scalar fast path);

@@ -1,4 +1,4 @@
-//! The calendar (docs/semantics.md, "The calendar"): which schemes' outcomes change from one
+//! The calendar (docs/releases.md, "The calendar sweep"): which schemes' outcomes change from one
 //! day to the next with no new data.
 //!
 //! A verdict changes with the date alone in two ways:

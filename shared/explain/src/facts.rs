@@ -253,7 +253,12 @@ pub(crate) fn gap_sentence(
                 GAP_DESCRIPTION_MAX_CHARS,
             ),
             actual: gap.actual.map(|a| on.values.actual(a)),
-            required: on.required(gap.operator, gap.required),
+            // One of an "any one of" group of documents names the others as alternatives,
+            // its own first (as the English does): never as if each were needed.
+            required: match gap.gap_description.group_documents() {
+                Some(codes) => on.any_of(gap.required, &codes),
+                None => on.required(gap.operator, gap.required),
+            },
             negated: gap.negated,
             distance: gap.gap.map(|d| on.values.number(d.0)),
             estimated_eligibility_date: gap.estimated_eligibility_date.map(|d| words.date(d)),
@@ -308,6 +313,16 @@ impl<'a> FieldOf<'a> {
         }
         let shown = self.values.expected(operator, expected);
         words.requirement(operator, &shown)
+    }
+
+    /// "any one of: `this`, or the other `codes`", `this` first.
+    pub fn any_of(&self, this: &Json, codes: &[&str]) -> String {
+        let this = this.as_str().unwrap_or_default();
+        let names = std::iter::once(this)
+            .chain(codes.iter().copied().filter(|c| *c != this))
+            .map(|code| self.values.json(&Json::String(code.to_string())))
+            .collect();
+        self.values.words.requirement("in", &Shown::Many(names))
     }
 
     /// The fact that makes an exclusion (`operator`, `expected`) fail for `actual`.

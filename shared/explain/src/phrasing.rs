@@ -290,14 +290,27 @@ impl Words {
                 let name = if operator == "not_in" { "neq" } else { "eq" };
                 fill(template(name), &[("value", &items[0])])
             }
-            Shown::Many(items) => {
-                let name = if operator == "not_in" { "not_in" } else { "in" };
-                fill(
-                    template(name),
-                    &[("values", &items.join(&self.list_separator))],
-                )
+            // Any one of them will do: the last two joined with "or".
+            Shown::Many(items) if operator != "not_in" => {
+                fill(template("in"), &[("values", &self.or_list(items))])
             }
+            Shown::Many(items) => fill(
+                template("not_in"),
+                &[("values", &items.join(&self.list_separator))],
+            ),
             Shown::Range(low, high) => fill(template("between"), &[("low", low), ("high", high)]),
+        }
+    }
+
+    /// "a, b or c" in the language's separators.
+    fn or_list(&self, items: &[String]) -> String {
+        match items.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!(
+                "{}{}{last}",
+                rest.join(&self.list_separator),
+                self.or_separator
+            ),
+            _ => items.join(""),
         }
     }
 

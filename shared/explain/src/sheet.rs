@@ -170,8 +170,10 @@ pub fn review_sheet(language: Language) -> String {
             .into_iter()
             .zip(said(language))
             .flat_map(|(english, theirs)| english.into_iter().zip(theirs));
+        // A pair already on the sheet is not repeated; the same English in other words is
+        // (a next step and the gap it says read alike in English only).
         for (english, theirs) in pairs {
-            if seen.insert(english.clone()) {
+            if seen.insert((english.clone(), theirs.clone())) {
                 number += 1;
                 row(&mut out, number, &english, &theirs);
             }

@@ -57,7 +57,7 @@ impl Values<'_> {
     }
 
     /// One authored value (rule data, trusted: not sanitised).
-    fn json(&self, json: &Json) -> String {
+    pub(crate) fn json(&self, json: &Json) -> String {
         let is_date = self
             .spec
             .is_some_and(|spec| spec.field_type == FieldType::Date);

@@ -120,7 +120,7 @@ fn eligible_karnataka_pensioner_in_hindi() {
     assert_eq!(
         texts(&facts, |k| *k == FactKind::Benefit),
         [
-            "लाभ: मासिक पेंशन; भुगतान: सीधे बैंक खाते में (DBT)",
+            "लाभ: मासिक पेंशन; कैसे मिलेगा: सीधे बैंक खाते में (DBT)",
             "लाभ राशि: ₹1,200 प्रति माह, ₹14,400 प्रति वर्ष",
         ]
     );

@@ -281,7 +281,7 @@ fn benefits_of_every_kind() {
                     "About the benefit: ₹1,200 a month at age 65+, ₹600 a month at ages 60-64 (includes the IGNOAPS central share)",
                 ],
                 &[
-                    "लाभ: मासिक पेंशन; भुगतान: सीधे बैंक खाते में (DBT)",
+                    "लाभ: मासिक पेंशन; कैसे मिलेगा: सीधे बैंक खाते में (DBT)",
                     "लाभ राशि: ₹1,200 प्रति माह, ₹14,400 प्रति वर्ष",
                 ],
             ],
@@ -296,7 +296,7 @@ fn benefits_of_every_kind() {
                     "About the benefit: ₹6,000 a year per farmer family in three instalments of ₹2,000 every four months",
                 ],
                 &[
-                    "लाभ: आय सहायता; भुगतान: सीधे बैंक खाते में (DBT)",
+                    "लाभ: आय सहायता; कैसे मिलेगा: सीधे बैंक खाते में (DBT)",
                     "लाभ राशि: ₹6,000 प्रति वर्ष",
                 ],
             ],
@@ -311,7 +311,7 @@ fn benefits_of_every_kind() {
                     "About the benefit: One-time ₹20,000 to the bereaved household (for a death on or after 18 October 2012)",
                 ],
                 &[
-                    "लाभ: एकमुश्त सहायता; भुगतान: सीधे बैंक खाते में (DBT)",
+                    "लाभ: एकमुश्त सहायता; कैसे मिलेगा: सीधे बैंक खाते में (DBT)",
                     "लाभ राशि: ₹20,000 एक बार",
                 ],
             ],
@@ -326,7 +326,7 @@ fn benefits_of_every_kind() {
                     "About the benefit: ₹1,000 a year while she stays unmarried and in education",
                 ],
                 &[
-                    "लाभ: छात्रवृत्ति; भुगतान: सीधे बैंक खाते में (DBT)",
+                    "लाभ: छात्रवृत्ति; कैसे मिलेगा: सीधे बैंक खाते में (DBT)",
                     "लाभ राशि: ₹1,000 प्रति वर्ष",
                 ],
             ],
@@ -341,7 +341,7 @@ fn benefits_of_every_kind() {
                     "About the benefit: ₹2 lakh life cover for death from any cause, for a premium of ₹436 a year auto-debited from the account; cover renewable up to age 55",
                 ],
                 &[
-                    "लाभ: जीवन बीमा; भुगतान: नामित व्यक्ति को दावे पर",
+                    "लाभ: जीवन बीमा; कैसे मिलेगा: नामित व्यक्ति को दावे पर",
                     "₹2,00,000 तक का बीमा कवर",
                 ],
             ],
@@ -368,7 +368,7 @@ fn benefits_of_every_kind() {
                     "About the benefit: Guaranteed pension of ₹1,000, 2,000, 3,000, 4,000 or ₹5,000 a month from age 60, depending on the chosen contribution; same pension to the spouse, then the corpus to the nominee",
                 ],
                 &[
-                    "लाभ: अंशदायी पेंशन; भुगतान: सीधे बैंक खाते में (DBT)",
+                    "लाभ: अंशदायी पेंशन; कैसे मिलेगा: सीधे बैंक खाते में (DBT)",
                     "आपके अंशदान (जमा राशि) के अनुसार ₹1,000 से ₹5,000 प्रति माह की पेंशन",
                 ],
             ],
@@ -381,7 +381,7 @@ fn benefits_of_every_kind() {
                     "The benefit is free food grain, given at the ration (fair price) shop",
                     "About the benefit: Free food grain: 5 kg per person a month for Priority Households; 35 kg per household a month for Antyodaya households",
                 ],
-                &["लाभ: खाद्यान्न; भुगतान: उचित मूल्य की दुकान से"],
+                &["लाभ: मुफ़्त खाद्यान्न; कैसे मिलेगा: उचित मूल्य की दुकान से"],
             ],
         ),
         (
@@ -392,7 +392,7 @@ fn benefits_of_every_kind() {
                     "The benefit is a small savings account, held in a bank or post office account",
                     "About the benefit: Tax-free savings account for the girl: deposits ₹250 to ₹1.5 lakh a year for 15 years, government-notified interest (8.2% a year in recent quarters), matures at 21 years; partial withdrawal at 18 for education",
                 ],
-                &["लाभ: लघु बचत खाता; भुगतान: बैंक या डाकघर खाते में"],
+                &["लाभ: लघु बचत खाता; कैसे मिलेगा: बैंक या डाकघर खाते में"],
             ],
         ),
     ];

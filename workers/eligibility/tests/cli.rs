@@ -784,3 +784,49 @@ fn an_empty_variable_counts_as_unset() {
         "{err}"
     );
 }
+
+/// README "Architecture" names every subcommand the binary has and every crate of the
+/// workspace, so the front door's map cannot fall behind the house.
+#[test]
+fn the_readme_architecture_map_names_every_subcommand_and_crate() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme
+        .find("## Architecture")
+        .expect("an Architecture section");
+    let map = &readme[start..];
+    let map = &map[..map[3..].find("\n## ").map_or(map.len(), |end| end + 3)];
+    let help = stdout(&run(&["--help"]));
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 14, "{help}");
+    for command in commands {
+        assert!(
+            map.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{command} "))),
+            "README's architecture map does not name the subcommand `{command}`"
+        );
+    }
+    let workspace = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let members = workspace
+        .lines()
+        .find(|l| l.starts_with("members"))
+        .expect("workspace members");
+    for member in members.split('"').skip(1).step_by(2) {
+        let manifest = std::fs::read_to_string(repo().join(member).join("Cargo.toml")).unwrap();
+        let name = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("name = "))
+            .map(|n| n.trim_matches('"'))
+            .expect("a package name");
+        assert!(
+            map.contains(&format!("crate `{name}`")) && map.contains(member),
+            "README's architecture map does not name the crate `{name}` ({member})"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Who is calling: a JWT bearer token checked against configured keys (a JWKS file, or one
 //! HS256 secret for local development), with `exp`, `nbf`, `iss` and `aud` checked, and the
-//! caller's role and scope (docs/api.md, "Authentication").
+//! caller's role and scope (docs/api.md, "Authentication and roles").
 
 use std::collections::HashMap;
 
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::problem::Problem;
 
-/// What a caller may do (docs/api.md, "Roles").
+/// What a caller may do (docs/api.md, "Authentication and roles").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
