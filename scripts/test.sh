@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command (README, `.ci/run`): formatting, lints, the local stack
+# The project's test command (README, `.ci/run`): formatting, lints, import circles, the local stack
 # (scripts/stack.sh: PostgreSQL, Redis, the Kafka-protocol broker, the schema registry, topics),
 # the CUDA kernels parsed as device code by clang (scripts/check-kernels.sh), every Rust test (the
 # end-to-end ones talk to that stack), the deployment checks (helm,
@@ -14,6 +14,8 @@ export CARGO_INCREMENTAL=0
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
+echo "== import circles between a crate's modules (scripts/check-imports.py; docs/design.md, \"Reading order\")"
+python3 scripts/check-imports.py
 echo "== cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo clippy with the GPU launcher (feature gpu: builds without CUDA, never run here)"
