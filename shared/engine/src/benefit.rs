@@ -10,11 +10,123 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::eval::{from_profile, tree_outcome};
 use crate::outcome::Truth;
 use crate::profile::Profile;
-use crate::rule::{Benefit, BenefitKind, Frequency, Rule};
+use crate::tree::Node;
+use crate::truth::{from_profile, tree_outcome};
 use crate::value::number_json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Frequency {
+    Monthly,
+    Quarterly,
+    Yearly,
+    OneTime,
+    InKind,
+}
+
+impl Frequency {
+    pub fn parse(text: &str) -> Option<Frequency> {
+        Some(match text {
+            "monthly" => Frequency::Monthly,
+            "quarterly" => Frequency::Quarterly,
+            "yearly" | "annual" => Frequency::Yearly,
+            "one_time" => Frequency::OneTime,
+            "in_kind" => Frequency::InKind,
+            _ => return None,
+        })
+    }
+}
+
+/// What a benefit's amount is (docs/rule-format.md, "Benefit kinds"): money paid out, or a
+/// cover, a loan limit or a pension the citizen's own contributions buy, which are not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenefitKind {
+    /// Money paid to the citizen, per `frequency` (a transfer, a grant, an incentive).
+    Cash,
+    /// A pension paid by the scheme.
+    Pension,
+    /// A pension the citizen's own contributions buy, paid from a later age: `amount_inr` is the
+    /// monthly pension (the highest slab where `amount_min_inr` gives the lowest).
+    ContributoryPension,
+    /// A scholarship paid to the student.
+    Scholarship,
+    /// Insurance: `amount_inr` is the cover, paid only on a claim.
+    InsuranceCover,
+    /// A loan: `amount_inr` is the most that can be borrowed.
+    LoanUpTo,
+    /// Goods or services (food grain, a gas connection), no money.
+    InKind,
+    /// A savings account the citizen pays into.
+    Savings,
+}
+
+impl BenefitKind {
+    pub const ALL: [BenefitKind; 8] = [
+        BenefitKind::Cash,
+        BenefitKind::Pension,
+        BenefitKind::ContributoryPension,
+        BenefitKind::Scholarship,
+        BenefitKind::InsuranceCover,
+        BenefitKind::LoanUpTo,
+        BenefitKind::InKind,
+        BenefitKind::Savings,
+    ];
+
+    /// The name as written in rules and outputs (`insurance_cover`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BenefitKind::Cash => "cash",
+            BenefitKind::Pension => "pension",
+            BenefitKind::ContributoryPension => "contributory_pension",
+            BenefitKind::Scholarship => "scholarship",
+            BenefitKind::InsuranceCover => "insurance_cover",
+            BenefitKind::LoanUpTo => "loan_up_to",
+            BenefitKind::InKind => "in_kind",
+            BenefitKind::Savings => "savings",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<BenefitKind> {
+        BenefitKind::ALL.into_iter().find(|k| k.name() == text)
+    }
+
+    /// Whether the amount is money the scheme pays the citizen now: what a population's
+    /// outlay adds up (a cover, a loan limit or a future contributory pension is not).
+    pub fn is_paid_out(self) -> bool {
+        matches!(
+            self,
+            BenefitKind::Cash | BenefitKind::Pension | BenefitKind::Scholarship
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Benefit {
+    pub kind: BenefitKind,
+    /// The rule's own finer code (`life_insurance`, `monthly_pension`), worded by each
+    /// language's `codes`.
+    pub type_code: Option<String>,
+    pub amount_inr: Option<f64>,
+    /// The lowest amount where the citizen's choice sets it (a contributory pension's slabs).
+    pub amount_min_inr: Option<f64>,
+    pub frequency: Option<Frequency>,
+    pub disbursement: Option<String>,
+    pub description: Option<String>,
+    /// Amounts that depend on the profile (docs/semantics.md, "Benefit tiers").
+    pub tiers: Vec<BenefitTier>,
+}
+
+/// One tier of a benefit: where `when` holds (and no earlier tier did), `amount_inr` is paid
+/// instead of the base amount.
+#[derive(Debug, Clone)]
+pub struct BenefitTier {
+    pub when: Node,
+    pub amount_inr: Option<f64>,
+    pub label: Option<String>,
+}
 
 /// The benefit as the output shows it (monthly, annual or one-time amounts).
 #[derive(Debug, Clone, Serialize)]
@@ -147,20 +259,20 @@ fn estimate(benefit: &Benefit, amount: Option<f64>, tier: Option<String>) -> Ben
     }
 }
 
-impl Rule {
-    /// The benefit estimate for `profile`: the first tier whose condition holds sets the
-    /// amount; a tier whose condition is unknown before any holds leaves the amount open (the
-    /// estimate names the fields that would settle it); with no tier holding, the base amount.
-    pub fn benefit_for(&self, profile: &Profile) -> Option<&BenefitEstimate> {
-        let (benefit, estimates) = (self.benefit.as_ref()?, self.benefit_estimate.as_ref()?);
+impl BenefitEstimates {
+    /// The estimate for `profile` of `benefit` (whose estimates these are): the first tier
+    /// whose condition holds sets the amount; a tier whose condition is unknown before any
+    /// holds leaves the amount open (the estimate names the fields that would settle it); with
+    /// no tier holding, the base amount.
+    pub fn for_profile(&self, benefit: &Benefit, profile: &Profile) -> &BenefitEstimate {
         let truth = from_profile(profile);
-        for (tier, (applied, undetermined)) in benefit.tiers.iter().zip(&estimates.tiers) {
+        for (tier, (applied, undetermined)) in benefit.tiers.iter().zip(&self.tiers) {
             match tree_outcome(&tier.when, &mut |leaf| truth(leaf)).0 {
-                Truth::True => return Some(applied),
-                Truth::Unknown => return Some(undetermined),
+                Truth::True => return applied,
+                Truth::Unknown => return undetermined,
                 Truth::False => {}
             }
         }
-        Some(&estimates.base)
+        &self.base
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::catalogue::{Catalogue, FieldType};
 use crate::profile::Profile;
 use crate::program::Condition;
-use crate::rule::{Op, Operand};
+use crate::tree::{Op, Operand};
 use crate::value::{FieldValue, Scalar};
 
 /// Values of one field for every citizen. Integers and dates (as day numbers) share `Int`.

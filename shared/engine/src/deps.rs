@@ -4,11 +4,12 @@
 
 use crate::catalogue::{Catalogue, FieldId};
 use crate::date::Date;
-use crate::eval::{leaf_truth, test};
 use crate::gaps;
 use crate::profile::Profile;
-use crate::rule::{Leaf, Op, Operand, Rule};
+use crate::rule::Rule;
 use crate::temporal::applicability;
+use crate::tree::{Leaf, Op, Operand};
+use crate::truth::{leaf_truth, test};
 
 /// For each field, the rules (indices into the slice it was built from) that read it, and the
 /// conditions on it.

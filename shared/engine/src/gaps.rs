@@ -9,13 +9,14 @@ use serde_json::Value as Json;
 
 use crate::catalogue::{Catalogue, DOCUMENTS, FieldId, FieldSpec, FieldType};
 use crate::date::Date;
-use crate::eval::{NodeTruths, leaf_truth};
+use crate::truth::{NodeTruths, leaf_truth};
 use std::fmt;
 
 use crate::format::{IndianNumber, LongDate, Quantity, Rupees};
 use crate::outcome::Truth;
 use crate::profile::Profile;
-use crate::rule::{Group, GroupOp, Leaf, Node, Op, Operand, Rule};
+use crate::rule::Rule;
+use crate::tree::{Group, GroupOp, Leaf, Node, Op, Operand};
 use crate::value::{FieldValue, Number, Scalar};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

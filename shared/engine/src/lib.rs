@@ -3,13 +3,14 @@
 //! Major components:
 //! - [`catalogue`]: the profile fields (data, `schemas/field_catalogue.json`).
 //! - [`profile`]: citizen profiles, validated against the catalogue and hashed.
+//! - [`tree`]: a rule's condition tree; [`truth`]: a tree's three-valued truth for a profile;
+//!   [`benefit`]: what a scheme pays, by kind and tier.
 //! - [`rule`], [`load`], [`ruleset`]: the rule model, YAML loading with full validation reports,
 //!   and choosing the version of each scheme in effect.
 //! - [`temporal`]: effective dates, deadlines and application windows; [`calendar`]: which
 //!   schemes' outcomes change from one day to the next with no new data.
 //! - [`eval`], [`gaps`], [`next_steps`], [`outcome`]: the scalar evaluator with traces, gaps,
 //!   next steps and verdicts (docs/semantics.md, "Evaluation").
-//! - [`benefit`]: what a scheme pays a profile, with amounts by tier.
 //! - [`cases`]: hand-written test citizens for the corpus, with the verdicts the official rules give.
 //! - [`program`], [`columns`], [`batch`]: the compiled rule program and the CPU batch evaluator
 //!   over profiles in columns (docs/semantics.md, "Batch and incremental evaluation").
@@ -41,6 +42,8 @@ pub mod rule;
 pub mod ruleset;
 pub mod temporal;
 pub mod transitions;
+pub mod tree;
+pub mod truth;
 pub mod value;
 
 pub use catalogue::{Catalogue, FieldId, FieldType};

@@ -12,11 +12,12 @@ use std::collections::HashMap;
 
 use crate::catalogue::FieldId;
 use crate::date::Date;
-use crate::eval::test;
 use crate::outcome::{Exclusions, Outcome, Truth, match_score, verdict};
 use crate::profile::Profile;
-use crate::rule::{GroupOp, Node, Op, Operand, Rule};
+use crate::rule::Rule;
 use crate::temporal::applicability;
+use crate::tree::{GroupOp, Leaf, Node, Op, Operand};
+use crate::truth::test;
 
 /// A deduplicated leaf condition. Its result for a citizen is one bit: the condition passes
 /// (which implies the field is known).
@@ -84,7 +85,7 @@ impl Program {
         let mut program = Program::default();
         let mut index: HashMap<String, u32> = HashMap::new();
         for rule in rules {
-            let mut cond_of = |leaf: &crate::rule::Leaf| -> u32 {
+            let mut cond_of = |leaf: &Leaf| -> u32 {
                 // The authored value's JSON text identifies the operand exactly.
                 let key = format!(
                     "{}\u{0}{}\u{0}{}",
@@ -198,7 +199,7 @@ fn emit(
     node: &Node,
     scale: u64,
     under_not: bool,
-    cond_of: &mut impl FnMut(&crate::rule::Leaf) -> u32,
+    cond_of: &mut impl FnMut(&Leaf) -> u32,
     out: &mut Vec<Instr>,
     negated_fields: &mut Vec<u32>,
 ) {

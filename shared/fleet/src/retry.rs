@@ -254,6 +254,16 @@ mod tests {
         IoError::Registry(anyhow::anyhow!("status 503")).into()
     }
 
+    /// An upkeep's error is transient when a dependency is away, whatever context it carries;
+    /// a defect is not.
+    #[test]
+    fn an_upkeep_error_is_transient_when_a_dependency_is_away() {
+        let upkeep = anyhow::Error::from(IoError::Registry(anyhow::anyhow!("503")))
+            .context("refreshing the rules");
+        assert!(is_transient(&upkeep));
+        assert!(!is_transient(&anyhow::anyhow!("a rule file is invalid")));
+    }
+
     #[tokio::test]
     async fn an_upkeep_waiting_for_a_dependency_stops_on_shutdown() {
         let (stop, receiver) = tokio::sync::watch::channel(false);

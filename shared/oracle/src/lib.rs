@@ -21,9 +21,10 @@
 //!
 //! # Components
 //!
-//! `normalise` (lower-case, collapse, trim; keeps a byte map to the original
-//! text), `sentences` (splitting), `rules` (one module per rule family),
-//! `report`, `case` and `testset`.
+//! Bottom-up: `rule_id` (the published ids and their invariants), `normalise`
+//! (lower-case, collapse, trim; keeps a byte map to the original text),
+//! `sentences` (splitting), `report`, `case`, `rules` (one module per rule
+//! family) and `testset`.
 //!
 //! # Semantics
 //!
@@ -66,6 +67,7 @@
 mod case;
 mod normalise;
 mod report;
+mod rule_id;
 mod rules;
 mod sentences;
 mod testset;
@@ -75,7 +77,7 @@ pub use report::{
     CaseReport, ConfigError, Evidence, MatchDirection, RuleReport, Source, TermHit, Verdict,
     Violation,
 };
-pub use rules::{Q_INV_01, Q_INV_03, RuleId};
+pub use rule_id::{Q_INV_01, Q_INV_03, RuleId};
 pub use testset::{
     Agreement, CaseOutcome, Entry, InputError, Summary, TestsetOutcome, run_testset,
     run_testset_with,

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::rules::RuleId;
+use crate::rule_id::RuleId;
 
 /// PASS or FAIL, serialised in upper case as in the specification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

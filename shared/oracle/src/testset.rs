@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::case::{Case, OracleConfig};
 use crate::report::{CaseReport, Verdict};
-use crate::rules::RuleId;
+use crate::rule_id::RuleId;
 
 /// The result of a whole test set: one entry per non-blank line, in order.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::catalogue::{Catalogue, FieldId};
 use crate::conflicts::sets::{FieldSet, Polarity};
-use crate::rule::{GroupOp, Leaf, Node};
+use crate::tree::{GroupOp, Leaf, Node};
 
 /// A conjunction: for each constrained field, the values it may take.
 pub type Term = BTreeMap<FieldId, FieldSet>;

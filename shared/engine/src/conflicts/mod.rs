@@ -14,8 +14,9 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::catalogue::Catalogue;
-use crate::rule::{Group, GroupOp, Node, Op, Rule};
+use crate::rule::Rule;
 use crate::ruleset::RuleSet;
+use crate::tree::{Group, GroupOp, Leaf, Node, Op};
 use dnf::{Dnf, Term, TooLarge};
 use sets::Polarity;
 
@@ -112,7 +113,7 @@ fn conflict(
 /// Explains an unsatisfiable rule: the fields whose own conditions (under the root AND and the
 /// exclusions) already contradict, with their bounds.
 fn unsatisfiable(catalogue: &Catalogue, rule: &Rule) -> Conflict {
-    let mut required: Vec<&crate::rule::Leaf> = rule.exclusions.iter().collect();
+    let mut required: Vec<&Leaf> = rule.exclusions.iter().collect();
     if let Node::Group(Group {
         op: GroupOp::And,
         children,

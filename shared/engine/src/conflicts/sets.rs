@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::catalogue::{FieldSpec, FieldType};
-use crate::rule::{Leaf, Op, Operand};
+use crate::tree::{Leaf, Op, Operand};
 use crate::value::Scalar;
 
 /// Values of a field allowed by a conjunction, and whether the field may be unknown.

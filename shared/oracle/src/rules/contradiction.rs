@@ -11,9 +11,9 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::{Q_INV_03, RuleId};
 use crate::normalise::Normalised;
 use crate::report::{ConfigError, Evidence, RuleReport, TermHit, Violation};
+use crate::rule_id::{Q_INV_03, RuleId};
 
 /// The predefined pairs, by contradiction id.
 const PAIRS: [(&str, [&str; 2]); 10] = [

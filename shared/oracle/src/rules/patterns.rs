@@ -1,9 +1,9 @@
 //! RULE-PREC-002 (must find) and RULE-PREC-003 (must not find): normalised,
 //! case-insensitive substring search over the normalised output.
 
-use super::{Q_INV_01, RuleId};
 use crate::normalise::{Normalised, normalise};
 use crate::report::{ConfigError, Evidence, RuleReport, Violation};
+use crate::rule_id::{Q_INV_01, RuleId};
 
 /// RULE-PREC-002: FAIL iff some pattern in `expected.must_find` is absent.
 pub(super) fn must_find(

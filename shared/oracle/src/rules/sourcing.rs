@@ -1,9 +1,9 @@
 //! RULE-PREC-001 (count threshold) and RULE-PREC-004 (fact sourcing), which
 //! share one sourcing pass over the sentences.
 
-use super::{Q_INV_01, RuleId};
 use crate::normalise::{Normalised, normalise};
 use crate::report::{Evidence, MatchDirection, RuleReport, Source, Violation};
+use crate::rule_id::{Q_INV_01, RuleId};
 use crate::sentences;
 
 /// One sentence of the output and the fact that sourced it, if any.
