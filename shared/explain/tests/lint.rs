@@ -7,24 +7,16 @@
 //! Also the review sheets: `docs/languages/<code>.md` is what `eligibility languages sheet
 //! <code>` prints today.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::LazyLock;
+mod support;
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use engine::Profile;
 use engine::catalogue::FieldType;
 use engine::temporal::applicability;
-use engine::{Catalogue, Date, Profile, RuleSet, evaluate};
 use explain::{Language, facts, next_steps, review_sheet, summary};
 use serde_json::{Map, Value as Json, json};
-
-static BUNDLED: LazyLock<(Catalogue, RuleSet)> = LazyLock::new(|| {
-    let catalogue = Catalogue::bundled();
-    let rules = RuleSet::bundled(&catalogue).expect("the bundled corpus loads");
-    (catalogue, rules)
-});
-
-fn catalogue() -> &'static Catalogue {
-    &BUNDLED.0
-}
+use support::{BUNDLED, catalogue, evaluation, on, profile, rule};
 
 /// The words in Latin letters of `sentence` (runs of ASCII letters, with inner `-`), leaving
 /// out web addresses (a portal: "sevasindhu.karnataka.gov.in").
@@ -94,7 +86,7 @@ fn citizens() -> Vec<Profile> {
                 entry[field] = value;
             }
         }
-        profiles.push(Profile::from_json(catalogue, &Json::Object(root), "lint").expect("valid"));
+        profiles.push(profile(Json::Object(root)));
     }
     profiles
 }
@@ -105,17 +97,18 @@ fn no_sentence_of_any_language_holds_an_untranslated_word() {
     let mut leaks: BTreeMap<(Language, String), String> = BTreeMap::new();
     let mut checked = 0usize;
     let citizens = citizens();
-    for rule in &BUNDLED.1.rules {
-        let days = ["2025-01-15", "2023-06-01", "2018-03-01"].map(|d| Date::parse(d).unwrap());
+    for bundled in &BUNDLED.1.rules {
+        let rule = rule(&bundled.rule_id);
+        let days = ["2025-01-15", "2023-06-01", "2018-03-01"];
         let Some(day) = days
             .into_iter()
-            .find(|d| applicability(rule, *d).is_applicable())
+            .find(|d| applicability(rule, on(d)).is_applicable())
         else {
             continue;
         };
         for citizen in &citizens {
-            let citizen = citizen.on(day);
-            let evaluation = evaluate(catalogue, rule, &citizen, day).expect("applicable");
+            let citizen = citizen.on(on(day));
+            let evaluation = evaluation(rule, &citizen, day);
             for language in Language::ALL.into_iter().filter(|l| *l != Language::En) {
                 let allowed: BTreeSet<&str> =
                     language.latin_words().iter().map(String::as_str).collect();

@@ -71,7 +71,7 @@ fn the_case_has_the_test_set_shape() {
         json!([
             "You are eligible for",
             "You are not yet eligible for",
-            "does not apply on",
+            "is not open on",
             "guarantee",
             "definitely",
             "certainly"
