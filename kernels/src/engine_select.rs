@@ -1,8 +1,6 @@
 //! Engine selection: `auto` takes the GPU for batches at or above a size threshold when a device is
 //! present, else the CPU batch evaluator; `cpu` always the CPU; `gpu` the GPU or a clear error.
 
-use std::str::FromStr;
-
 use engine::Date;
 use engine::Rule;
 use engine::batch::evaluate_batch;
@@ -13,38 +11,10 @@ use crate::encode::{EncodeError, EncodedColumns, EncodedProgram};
 use crate::gpu::{Columns, Gpu, GpuError, GpuTimings};
 use crate::output::{Output, Outputs};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineChoice {
-    Auto,
-    Cpu,
-    Gpu,
-}
-
-impl FromStr for EngineChoice {
-    type Err = SelectError;
-
-    fn from_str(s: &str) -> Result<EngineChoice, SelectError> {
-        [EngineChoice::Auto, EngineChoice::Cpu, EngineChoice::Gpu]
-            .into_iter()
-            .find(|choice| choice.to_string() == s)
-            .ok_or_else(|| SelectError::UnknownEngine(s.to_string()))
-    }
-}
-
-impl std::fmt::Display for EngineChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            EngineChoice::Auto => "auto",
-            EngineChoice::Cpu => "cpu",
-            EngineChoice::Gpu => "gpu",
-        })
-    }
-}
+pub use engine::batch::EngineChoice;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SelectError {
-    #[error("unknown engine {0:?}: expected auto, cpu or gpu")]
-    UnknownEngine(String),
     // The causes print as the error's source (anyhow's `{:#}` shows the chain).
     #[error("engine gpu was asked for")]
     Gpu(#[from] GpuError),

@@ -208,3 +208,34 @@ fn run_word(
             .code();
     }
 }
+
+/// Which evaluator runs batches (`ELIGIBILITY_ENGINE`): this crate's CPU batch evaluator, the
+/// GPU kernels (the `kernels` crate), or the GPU where one is found and the batch is large
+/// enough. A plain value here, so that configuration names it without depending on the kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineChoice {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl std::str::FromStr for EngineChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<EngineChoice, String> {
+        [EngineChoice::Auto, EngineChoice::Cpu, EngineChoice::Gpu]
+            .into_iter()
+            .find(|choice| choice.to_string() == s)
+            .ok_or_else(|| format!("unknown engine {s:?}: expected auto, cpu or gpu"))
+    }
+}
+
+impl std::fmt::Display for EngineChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EngineChoice::Auto => "auto",
+            EngineChoice::Cpu => "cpu",
+            EngineChoice::Gpu => "gpu",
+        })
+    }
+}

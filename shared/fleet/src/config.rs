@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use clap::{ArgAction, Args, CommandFactory, Parser};
 use thiserror::Error;
 
-pub use kernels::engine_select::EngineChoice;
+pub use engine::batch::EngineChoice;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum ConfigError {

@@ -472,13 +472,13 @@ pub fn command(
             let mut made = 0;
             while made < count {
                 let n = CHUNK.min(count - made);
-                let spec = loadtest::citizens::CitizenSpec {
+                let spec = synth::citizens::CitizenSpec {
                     seed: 17 + made as u64,
                     missing_rate: 0.05,
                     schemes: 0,
                 };
                 let mut citizens = Population::default();
-                for (i, profile) in loadtest::citizens::generate(catalogue, n, spec, threads)
+                for (i, profile) in synth::citizens::generate(catalogue, n, spec, threads)
                     .into_iter()
                     .enumerate()
                 {
@@ -643,12 +643,12 @@ mod tests {
         let as_of = Date::parse("2026-11-23").unwrap();
         let simulation = Simulation::new(&catalogue, &current, &proposed, as_of);
         assert_eq!(simulation.changes().len(), 1, "{:?}", simulation.changes());
-        let spec = loadtest::citizens::CitizenSpec {
+        let spec = synth::citizens::CitizenSpec {
             seed: 5,
             missing_rate: 0.05,
             schemes: 0,
         };
-        let generated = loadtest::citizens::generate(&catalogue, 3000, spec, 2);
+        let generated = synth::citizens::generate(&catalogue, 3000, spec, 2);
         let mut halves = [Population::default(), Population::default()];
         for (i, profile) in generated.iter().enumerate() {
             let state = state_of(&catalogue, profile);
