@@ -1,8 +1,7 @@
 //! Engine selection on any machine: `cpu` and `auto` always evaluate; `gpu` without a device is an
 //! error, never a panic.
 
-#[path = "../../shared/engine/tests/common/strategies.rs"]
-mod common;
+use engine::test_util as common;
 
 use common::{CATALOGUE, as_of, profiles, rules};
 use engine::batch::evaluate_batch;

@@ -5,8 +5,7 @@
 
 #![cfg(feature = "gpu")]
 
-#[path = "../../shared/engine/tests/common/strategies.rs"]
-mod common;
+use engine::test_util as common;
 
 use common::{CATALOGUE, as_of, profiles, rules};
 use engine::batch::evaluate_batch;

@@ -2,8 +2,7 @@
 //! the scalar evaluator and the CPU batch evaluator for every (citizen, rule), in every output
 //! form and however the population is cut into chunks; patched columns equal columns built anew.
 
-#[path = "../../shared/engine/tests/common/strategies.rs"]
-mod common;
+use engine::test_util as common;
 
 use common::{CATALOGUE, as_of, profiles, rules};
 use engine::batch::evaluate_batch;

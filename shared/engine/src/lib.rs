@@ -41,6 +41,8 @@ pub mod program;
 pub mod rule;
 pub mod ruleset;
 pub mod temporal;
+#[cfg(feature = "test-util")]
+pub mod test_util;
 pub mod transitions;
 pub mod tree;
 pub mod truth;

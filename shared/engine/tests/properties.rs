@@ -10,8 +10,7 @@ use engine::{Profile, Rule, RuleSet, evaluate, outcome};
 use proptest::prelude::*;
 use serde_json::Value as Json;
 
-mod common;
-use common::strategies::{CATALOGUE, as_of, profile_doc, profiles, rule_doc, rules};
+use engine::test_util::{CATALOGUE, as_of, profile_doc, profiles, rule_doc, rules};
 
 /// The (section, field) pairs `profile_doc` may fill.
 const PROFILE_FIELDS: [(&str, &str); 6] = [

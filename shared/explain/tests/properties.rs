@@ -4,8 +4,7 @@
 //! rules and profiles (the engine's shared generators), and over every bundled scheme with
 //! random profiles across the whole catalogue.
 
-#[path = "../../engine/tests/common/strategies.rs"]
-mod strategies;
+use engine::test_util as strategies;
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;

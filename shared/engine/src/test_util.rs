@@ -1,8 +1,9 @@
-//! Random rules and profiles over small value domains, so that rules and profiles collide often.
-//! Shared by the engine's property tests and the kernels' parity tests (included by path there).
+//! Random rules and profiles over small value domains, so that rules and profiles collide often
+//! (feature `test-util`): the strategies of the engine's property tests, which the kernels' and
+//! the explanations' property tests share.
 
-use engine::load::parse_rule_json;
-use engine::{Catalogue, Date, Profile, Rule};
+use crate::load::parse_rule_json;
+use crate::{Catalogue, Date, Profile, Rule};
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 use std::sync::LazyLock;
