@@ -89,6 +89,23 @@ impl BenefitKind {
         }
     }
 
+    /// The kind a rule document written before kinds existed implies by its `type` code (the
+    /// codes of the corpus then); any other is cash.
+    pub fn implied_by(type_code: Option<&str>) -> BenefitKind {
+        match type_code.unwrap_or_default() {
+            "monthly_pension" => BenefitKind::Pension,
+            "contributory_pension" => BenefitKind::ContributoryPension,
+            "scholarship" => BenefitKind::Scholarship,
+            "life_insurance" | "health_insurance" | "accident_insurance" => {
+                BenefitKind::InsuranceCover
+            }
+            "bank_loan" | "collateral_free_loan" => BenefitKind::LoanUpTo,
+            "food_grain" | "in_kind_lpg_connection" => BenefitKind::InKind,
+            "small_savings_account" => BenefitKind::Savings,
+            _ => BenefitKind::Cash,
+        }
+    }
+
     pub fn parse(text: &str) -> Option<BenefitKind> {
         BenefitKind::ALL.into_iter().find(|k| k.name() == text)
     }

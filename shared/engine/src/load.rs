@@ -328,12 +328,16 @@ impl Builder<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        // The schema requires `kind` and names its values: a rule without one has a problem
-        // and is never evaluated, so the default only keeps this builder total.
-        let kind = text("kind").and_then(|k| BenefitKind::parse(&k));
+        // The schema names the kinds (a wrong one is a problem); a document without one was
+        // written before kinds existed, and reads as its `type` implies (docs/rule-format.md,
+        // "Benefit kinds").
+        let type_code = text("type");
+        let kind = text("kind")
+            .and_then(|k| BenefitKind::parse(&k))
+            .unwrap_or_else(|| BenefitKind::implied_by(type_code.as_deref()));
         Benefit {
-            kind: kind.unwrap_or(BenefitKind::Cash),
-            type_code: text("type"),
+            kind,
+            type_code,
             amount_inr: doc.get("amount_inr").and_then(Json::as_f64),
             amount_min_inr: doc.get("amount_min_inr").and_then(Json::as_f64),
             frequency: doc

@@ -103,6 +103,11 @@ fn every_rule_cites_its_references_and_states_its_simplifications() {
         if source["notes"].as_str().is_none_or(|n| n.trim().is_empty()) {
             missing.push(format!("{}: no source.notes", rule.rule_id));
         }
+        // Every bundled benefit says what its amount is (docs/rule-format.md, "Benefit kinds").
+        let benefit = &rule.document["benefit"];
+        if !benefit.is_null() && !benefit["kind"].is_string() {
+            missing.push(format!("{}: no benefit.kind", rule.rule_id));
+        }
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
 }

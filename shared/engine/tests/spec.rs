@@ -1922,3 +1922,42 @@ fn we_need_to_know_asks_each_question_once_and_says_so() {
         "You are eligible"
     );
 }
+
+/// docs/rule-format.md, "Benefit kinds": a cover and a loan limit are never money per period,
+/// and a document stored before kinds existed is read with the kind its `type` implies.
+#[test]
+fn benefit_kinds_say_what_the_amount_is() {
+    let age = "{operator: AND, conditions: [{field: identity.age, operator: gte, value: 18}]}";
+    let adult = profile(json!({"identity": {"age": 30}}));
+    let benefit =
+        |extra: &str| eval_json(&rule_x(age, extra), &adult, AS_OF)["benefit_estimate"].clone();
+    let cover = benefit(
+        "benefit: {kind: insurance_cover, type: life_insurance, amount_inr: 200000, frequency: yearly}\n",
+    );
+    assert_eq!(cover["kind"], "insurance_cover");
+    assert_eq!(cover["cover_inr"], 200000);
+    assert!(cover.get("annual_inr").is_none(), "{cover}");
+    // The same benefit written before kinds existed: its type implies the cover.
+    let legacy =
+        benefit("benefit: {type: life_insurance, amount_inr: 200000, frequency: yearly}\n");
+    assert_eq!(legacy, cover);
+    let loan = benefit("benefit: {type: bank_loan, amount_inr: 1000000, frequency: one_time}\n");
+    assert_eq!(
+        (loan["kind"].as_str(), &loan["loan_up_to_inr"]),
+        (Some("loan_up_to"), &json!(1000000))
+    );
+    assert!(loan.get("one_time_inr").is_none(), "{loan}");
+    let slabs = benefit(
+        "benefit: {kind: contributory_pension, amount_inr: 5000, amount_min_inr: 1000, frequency: monthly}\n",
+    );
+    assert_eq!(
+        (&slabs["monthly_from_inr"], &slabs["monthly_inr"]),
+        (&json!(1000), &json!(5000))
+    );
+    assert!(slabs.get("annual_inr").is_none(), "{slabs}");
+    let pension = benefit("benefit: {kind: pension, amount_inr: 1200, frequency: monthly}\n");
+    assert_eq!(
+        (&pension["monthly_inr"], &pension["annual_inr"]),
+        (&json!(1200), &json!(14400))
+    );
+}
