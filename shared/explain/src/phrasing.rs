@@ -304,14 +304,26 @@ impl Words {
 
     /// "a, b or c" in the language's separators.
     fn or_list(&self, items: &[String]) -> String {
+        self.list(items, &self.or_separator)
+    }
+
+    /// Items joined with the list separator, the last two with `last` (the language's "and"
+    /// or "or").
+    pub(crate) fn list(&self, items: &[String], last: &str) -> String {
         match items.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!(
-                "{}{}{last}",
-                rest.join(&self.list_separator),
-                self.or_separator
-            ),
+            Some((last_one, rest)) if !rest.is_empty() => {
+                format!("{}{last}{last_one}", rest.join(&self.list_separator))
+            }
             _ => items.join(""),
         }
+    }
+
+    /// How a citizen is asked for `field`: the file's question, else the catalogue's.
+    pub(crate) fn question(&self, field: &FieldSpec) -> Option<String> {
+        self.fields
+            .get(&field.name)
+            .and_then(|entry| entry.question.clone())
+            .or_else(|| field.question.clone())
     }
 
     pub fn boolean(&self, value: bool) -> &str {

@@ -188,12 +188,7 @@ pub fn review_sheet(language: Language) -> String {
     );
     let words = language.words();
     for field in catalogue.fields() {
-        let theirs = words
-            .fields
-            .get(&field.name)
-            .and_then(|entry| entry.question.clone())
-            .or_else(|| field.question.clone())
-            .unwrap_or_default();
+        let theirs = words.question(field).unwrap_or_default();
         number += 1;
         row(
             &mut out,

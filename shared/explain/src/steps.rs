@@ -159,14 +159,9 @@ impl Said<'_, '_> {
 
     /// How a citizen is asked for `field`: the language's question, else the catalogue's.
     fn question(&self, field: &str) -> String {
-        self.words
-            .fields
-            .get(field)
-            .and_then(|entry| entry.question.clone())
-            .or_else(|| {
-                let id = self.catalogue.id(field)?;
-                self.catalogue.field(id).question.clone()
-            })
+        self.catalogue
+            .id(field)
+            .and_then(|id| self.words.question(self.catalogue.field(id)))
             .unwrap_or_else(|| field.to_string())
     }
 
@@ -184,11 +179,6 @@ impl Said<'_, '_> {
                 None => code.replace('_', " "),
             })
             .collect();
-        match named.split_last() {
-            Some((last_one, rest)) if !rest.is_empty() => {
-                format!("{}{last}{last_one}", rest.join(&self.words.list_separator))
-            }
-            _ => named.join(""),
-        }
+        self.words.list(&named, last)
     }
 }
