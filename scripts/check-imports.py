@@ -9,7 +9,11 @@ bottom-up reading order.
 
 The circles that exist today are listed in scripts/import-circles.txt (one per line: the crate,
 then its modules sorted). This fails on any circle not listed there, and on a listed one that
-no longer exists (so the list only ever shrinks). Usage: scripts/check-imports.py [--print]
+no longer exists (so the list only ever shrinks).
+
+A crate's `cli` module is an entry point (docs/design.md, "Reading order"): no other module of the
+crate may name it, nor use `clap` (library entry points take plain configuration; the command
+line turns its flags into it). Usage: scripts/check-imports.py [--print]
 """
 
 import os
@@ -94,11 +98,35 @@ def circles(edges):
     return out
 
 
+CLAP = re.compile(r"\bclap::")
+
+
+def entry_point_breaches(name, mods, edges):
+    """Modules of a crate with a `cli` module that import it or use clap."""
+    if "cli" not in mods:
+        return []
+    out = []
+    for module, text in sorted(mods.items()):
+        if module == "cli":
+            continue
+        if "cli" in edges[module]:
+            out.append(f"{name}: module {module} imports the command line (crate::cli)")
+        if CLAP.search(text):
+            out.append(f"{name}: module {module} uses clap (only cli/ parses flags)")
+    return out
+
+
 def main():
     found = set()
+    breaches = []
     for name, src in crates():
-        for component in circles(graph(modules(src))):
+        mods = modules(src)
+        edges = graph(mods)
+        for component in circles(edges):
             found.add(f"{name}: {' '.join(component)}")
+        breaches += entry_point_breaches(name, mods, edges)
+    for line in breaches:
+        print(line)
     if "--print" in sys.argv:
         print("\n".join(sorted(found)))
         return 0
@@ -114,7 +142,7 @@ def main():
         print(f"import circle not in scripts/import-circles.txt: {line}")
     for line in gone:
         print(f"listed in scripts/import-circles.txt but gone (remove the line): {line}")
-    if new or gone:
+    if new or gone or breaches:
         return 1
     print(f"import circles: {len(found)} known, none new")
     return 0

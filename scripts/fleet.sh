@@ -129,7 +129,7 @@ run_once() {
   export FLEET_METRICS_ADDRS
   FLEET_METRICS_ADDRS=$(IFS=,; echo "${addrs[*]}")
   if [ "$mode" = demo ]; then
-    "$bin/fleet_traffic" demo
+    "$bin/eligibility" demo
   elif [ "$mode" = api-bench ]; then
     api_bench
   elif [ "$mode" = sweep ]; then

@@ -384,7 +384,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         .unwrap()
         .get(0);
     assert_eq!(requester, a);
-    let today = eligibility::commands::evaluate::today().to_string();
+    let today = eligibility::clock::today().to_string();
     eventually(Duration::from_secs(60), "the forced pass audited", || async {
         let client = pool.get().await.unwrap();
         let n: i64 = client

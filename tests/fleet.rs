@@ -286,6 +286,50 @@ async fn a_profile_update_yields_audit_rows_cached_verdicts_and_transition_event
     );
 }
 
+/// README command 1: `eligibility demo` against a running evaluator. Each step shows what it
+/// announces (the demo itself fails when a step publishes nothing of the kind), checked here
+/// from its output too.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_steps_each_show_what_they_announce() {
+    let _turn = TURN.lock().await;
+    let s = setup("e2e_demo").await;
+    let worker = Worker::start(&s.stack, &s.database_url, &s.group, &[]);
+    worker.wait_ready(Duration::from_secs(60));
+    let output = s
+        .stack
+        .command(&s.database_url, &s.group)
+        .arg("demo")
+        .env("ELIGIBILITY_LOG", "warn")
+        .output()
+        .expect("the eligibility binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let step = |title: &str| -> String {
+        let start = stdout
+            .find(&format!("== {title}"))
+            .unwrap_or_else(|| panic!("no step {title:?}: {stdout}"));
+        let rest = &stdout[start + 3..];
+        rest[..rest.find("\n== ").unwrap_or(rest.len())].to_string()
+    };
+    let arrive = step("three citizens arrive");
+    for user in ["usr_ka_0001", "usr_ka_0002", "usr_tn_0001"] {
+        assert!(
+            arrive.contains(&format!("batch.computed {user}")),
+            "{user}: {arrive}"
+        );
+    }
+    let birthday = step("the 58-year-old worker turns 60");
+    for scheme in ["sch_ignoaps", "sch_ka_old_age_pension"] {
+        assert!(
+            birthday.contains(&format!("new_match      usr_ka_0002  {scheme}")),
+            "{scheme}: {birthday}"
+        );
+    }
+    let bpl = step("the senior's household leaves the BPL list");
+    assert!(bpl.contains("lost           usr_ka_0001"), "{bpl}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_events_go_to_the_dead_letter_topic_and_the_next_one_is_processed() {
     let _turn = TURN.lock().await;
@@ -1290,7 +1334,7 @@ async fn a_worker_that_lost_its_partition_cannot_commit_after_the_new_owner_took
 
 #[tokio::test(flavor = "multi_thread")]
 async fn workers_starting_together_on_a_new_database_seed_the_corpus_once() {
-    use eligibility::evaluator::rules_store::seed;
+    use eligibility::rules::store::seed;
     let stack = Stack::get();
     let catalogue = Catalogue::bundled();
     let corpus = RuleSet::bundled(&catalogue).unwrap();

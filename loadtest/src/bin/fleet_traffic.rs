@@ -2,8 +2,6 @@
 //!
 //! - `prepare`: migrate a fresh database and start the worker's consumer group at the topics'
 //!   current ends (so earlier traffic on the shared topics is not replayed into it).
-//! - `demo`: the example citizens, then one birthday and one lost BPL card; prints the events
-//!   the fleet publishes.
 //! - `bench`: N synthetic citizens, then profile updates at each of several offered rates (a
 //!   fixed rate, or as fast as the broker takes them); for each, updates/s end to end (produce →
 //!   evaluated → events published → offsets committed in PostgreSQL), the latency percentiles
@@ -46,7 +44,6 @@ enum What {
         group: String,
     },
     /// Send the example citizens and print the events the fleet publishes.
-    Demo,
     /// Measure profile updates per second end to end.
     Bench {
         /// Citizens created before the measured updates.
@@ -307,7 +304,6 @@ async fn main() -> Result<()> {
     let env = Env::new(&cli.kafka)?;
     match cli.what {
         What::Prepare { group } => prepare(&env, &group).await,
-        What::Demo => demo(&env).await,
         What::Bench {
             users,
             updates,
@@ -397,108 +393,6 @@ async fn prepare(env: &Env, group: &str) -> Result<()> {
     println!(
         "consumer group {group} starts at the current end of {} partitions",
         ends.len()
-    );
-    Ok(())
-}
-
-fn example(name: &str) -> Result<Json> {
-    let path = format!(
-        "{}/../examples/profiles/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    Ok(serde_json::from_str(
-        &std::fs::read_to_string(&path).with_context(|| path.clone())?,
-    )?)
-}
-
-async fn demo(env: &Env) -> Result<()> {
-    let marks = env.ends_of(&[
-        ELIGIBILITY_NEW_MATCH,
-        ELIGIBILITY_LOST,
-        ELIGIBILITY_PARTIAL_MATCH,
-        ELIGIBILITY_BATCH_COMPUTED,
-    ])?;
-    let senior = example("ka_senior_62")?;
-    let worker = example("ka_worker_58")?;
-    let incomplete = example("tn_incomplete_67")?;
-    let mut worker_at_60 = worker.clone();
-    worker_at_60["identity"]["age"] = 60.into();
-    let mut senior_not_bpl = senior.clone();
-    senior_not_bpl["economic"]["bpl_status"] = false.into();
-    let steps = [
-        (
-            "three citizens arrive",
-            vec![senior.clone(), worker.clone(), incomplete],
-        ),
-        ("the 58-year-old worker turns 60", vec![worker_at_60]),
-        (
-            "the senior's household leaves the BPL list",
-            vec![senior_not_bpl],
-        ),
-    ];
-    let consumer = reader(env, &marks)?;
-    for (title, profiles) in steps {
-        println!("\n== {title}");
-        let records = env.profile_records(&profiles).await?;
-        send_profiles(env, &profiles, &records).await?;
-        let mut passes = 0;
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            anyhow::ensure!(
-                Instant::now() < deadline,
-                "no answer from the evaluator within 60 s: is it running?"
-            );
-            // The pass summaries come last; other topics' events of the step may trail them.
-            let wait = if passes < profiles.len() { 1000 } else { 1500 };
-            let Ok(message) =
-                tokio::time::timeout(Duration::from_millis(wait), consumer.recv()).await
-            else {
-                if passes < profiles.len() {
-                    continue;
-                }
-                break;
-            };
-            let message = message?;
-            let payload = message.payload().unwrap_or_default();
-            match message.topic() {
-                ELIGIBILITY_NEW_MATCH => {
-                    let e: EligibilityNewMatch = env.codec.decode(payload).await?;
-                    println!(
-                        "  new_match      {:<12} {} ({})",
-                        e.user_id, e.scheme_id, e.scheme_name
-                    );
-                }
-                ELIGIBILITY_LOST => {
-                    let e: EligibilityLost = env.codec.decode(payload).await?;
-                    println!(
-                        "  lost           {:<12} {} (now {}, {})",
-                        e.user_id, e.scheme_id, e.new_verdict, e.reason
-                    );
-                }
-                ELIGIBILITY_PARTIAL_MATCH => {
-                    let e: EligibilityPartialMatch = env.codec.decode(payload).await?;
-                    let gaps: Vec<&str> = e.gaps.iter().map(|g| g.description.as_str()).collect();
-                    println!(
-                        "  partial_match  {:<12} {} score {}: {}",
-                        e.user_id,
-                        e.scheme_id,
-                        e.match_score,
-                        gaps.join("; ")
-                    );
-                }
-                _ => {
-                    let e: EligibilityBatchComputed = env.codec.decode(payload).await?;
-                    println!(
-                        "  batch.computed {:<12} {} schemes evaluated, {} eligible, {} partial in total",
-                        e.user_id, e.rules_evaluated, e.total_eligible, e.total_partial
-                    );
-                    passes += 1;
-                }
-            }
-        }
-    }
-    println!(
-        "\nEvery evaluation is in evaluation_audit_log; current verdicts in current_verdicts and Redis (eligibility:<user>:<scheme>)."
     );
     Ok(())
 }

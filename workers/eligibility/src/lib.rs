@@ -2,29 +2,35 @@
 //! the jobs. The binary (`main.rs`) only calls [`cli::run`]; everything lives in this library,
 //! so that tests can drive its parts without a process.
 //!
-//! - `evaluate`: one citizen against the schemes in effect (bundled corpus or `--rules DIR`; no
-//!   services needed).
-//! - `rules validate | conflicts | hash | cases | simulate | propose | approve | reject |
-//!   proposal`: check a rule directory, find conflicts, hash a rule, run its test citizens, the
-//!   population diff, and the four-eyes review of a rule change.
-//! - `oracle`: run Oracle-A over a test set or one case.
-//! - `languages list | sheet`: the languages of explanations, and a review sheet per language.
-//! - `schema profile`: print the profile JSON Schema derived from the field catalogue.
-//! - `evaluator`: the stream worker ([`evaluator`]); `explainer`: the explanation worker
-//!   ([`explainer`]); `migrate`, `topics create`: the set-up jobs; `schema-registry`: the local
-//!   registry (development default); `replay`: backfill ([`replay`]); `sweep`: the daily
-//!   calendar sweep; `audit verify | export`: re-derive recorded evaluations, export old months; `api serve`: the HTTP API ([`api`]), `api token`: a
-//!   development token.
+//! Read it bottom-up (imports point down, never back up; `scripts/check-imports.py`):
+//!
+//! - [`clock`]: today's date; [`spread`]: a batch's work on every core.
+//! - [`rules`]: rules as the fleet holds them — from a directory or the bundled corpus, the
+//!   rule store in PostgreSQL, the compiled book in effect, a rule change's population diff and
+//!   its four-eyes review.
+//! - [`users`]: users as stored — their profile and verdicts, read back from PostgreSQL.
+//! - [`citizen`]: one citizen against every scheme in effect (the CLI's `evaluate`, the API's
+//!   anonymous check).
+//! - [`evaluator`]: the stream worker, which alone writes users; [`replay`]: its pipeline over a
+//!   range of an input topic (backfill).
+//! - [`explainer`]: the explanation worker.
+//! - [`api`]: the HTTP API.
+//! - [`cli`]: one file per subcommand — `evaluate`, `rules validate | conflicts | hash | cases |
+//!   simulate | propose | approve | reject | proposal`, `oracle`, `languages list | sheet`,
+//!   `schema profile`, `evaluator`, `explainer`, `migrate`, `topics create`,
+//!   `schema-registry`, `replay`, `sweep`, `audit verify | export`, `api serve | token`,
+//!   `demo`. Nothing else imports it.
 //!
 //! Exit codes: 0 success, 1 bad input or a failed check (with a message naming the problem),
 //! 2 a usage error.
 
 pub mod api;
+pub mod citizen;
 pub mod cli;
-pub mod commands;
+pub mod clock;
 pub mod evaluator;
 pub mod explainer;
-pub mod proposals;
 pub mod replay;
-pub mod rules_source;
-pub mod simulate;
+pub mod rules;
+pub mod spread;
+pub mod users;

@@ -6,100 +6,76 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
-use clap::Args as ClapArgs;
+use anyhow::Result;
 use engine::Date;
-use fleet::config::{Config, WorkerArgs};
+use fleet::config::Config;
 use rdkafka::consumer::Consumer as _;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
 use crate::evaluator::{Pipeline, Stats, batch};
 use fleet::input::Record;
 
-#[derive(ClapArgs)]
-pub struct Args {
+/// Which records to replay.
+pub struct Range {
     /// An evaluator input topic.
-    #[arg(long)]
     pub topic: String,
-    /// Partitions to replay (default: all of the topic's).
-    #[arg(long, value_delimiter = ',')]
+    /// Partitions to replay; empty: all of the topic's.
     pub partitions: Vec<i32>,
     /// First offset, in every chosen partition.
-    #[arg(long, conflicts_with = "from_date")]
     pub from_offset: Option<i64>,
     /// Stop before this offset (default: the end of each partition when the replay starts).
-    #[arg(long, conflicts_with = "to_date")]
     pub to_offset: Option<i64>,
-    /// First record timestamp, a UTC date (YYYY-MM-DD).
-    #[arg(long)]
-    pub from_date: Option<String>,
-    /// Stop at records timestamped on or after this UTC date.
-    #[arg(long)]
-    pub to_date: Option<String>,
+    /// First record timestamp, a UTC day.
+    pub from_date: Option<Date>,
+    /// Stop at records timestamped on or after this UTC day.
+    pub to_date: Option<Date>,
     /// Records per micro-batch.
-    #[arg(long, default_value_t = 500)]
     pub batch: usize,
-    #[command(flatten)]
-    pub worker: WorkerArgs,
 }
 
-fn millis(date: &str, flag: &str) -> Result<i64> {
-    let d = Date::parse(date).with_context(|| format!("{flag} {date:?} is not YYYY-MM-DD"))?;
-    Ok(d.day_number() * 86_400_000)
+fn millis(day: Date) -> i64 {
+    day.day_number() * 86_400_000
 }
 
-pub fn run(args: Args) -> Result<std::process::ExitCode> {
+/// Replays `range` through the evaluator's pipeline, printing progress on standard error.
+pub async fn run(config: Config, range: Range) -> Result<()> {
     anyhow::ensure!(
-        fleet::topics::EVALUATOR_INPUTS.contains(&args.topic.as_str()),
-        "--topic {:?} is not an evaluator input ({})",
-        args.topic,
+        fleet::topics::EVALUATOR_INPUTS.contains(&range.topic.as_str()),
+        "topic {:?} is not an evaluator input ({})",
+        range.topic,
         fleet::topics::EVALUATOR_INPUTS.join(", ")
     );
-    let config = args.worker.config()?;
-    fleet::init_tracing(&config.log);
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(replay(config, args))?;
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
-async fn replay(config: Config, args: Args) -> Result<()> {
     let health = fleet::http::Health::new();
     let mut pipeline = Pipeline::connect(&config, "eligibility-replay", health, true).await?;
     let probe = fleet::kafka::assigned_consumer(&config.kafka, &TopicPartitionList::new())?;
-    let metadata = probe.fetch_metadata(Some(&args.topic), Duration::from_secs(10))?;
+    let metadata = probe.fetch_metadata(Some(&range.topic), Duration::from_secs(10))?;
     let all: Vec<i32> = metadata
         .topics()
         .first()
         .map(|t| t.partitions().iter().map(|p| p.id()).collect())
         .unwrap_or_default();
-    anyhow::ensure!(!all.is_empty(), "topic {} has no partitions", args.topic);
-    let partitions = if args.partitions.is_empty() {
+    anyhow::ensure!(!all.is_empty(), "topic {} has no partitions", range.topic);
+    let partitions = if range.partitions.is_empty() {
         all
     } else {
-        args.partitions.clone()
+        range.partitions.clone()
     };
 
     // Where each partition starts and ends.
-    let to_ms = args
-        .to_date
-        .as_deref()
-        .map(|d| millis(d, "--to-date"))
-        .transpose()?;
+    let to_ms = range.to_date.map(millis);
     let mut start = TopicPartitionList::new();
     let mut ends = std::collections::HashMap::new();
     for &p in &partitions {
-        let (low, high) = probe.fetch_watermarks(&args.topic, p, Duration::from_secs(10))?;
-        let from = match (&args.from_offset, &args.from_date) {
+        let (low, high) = probe.fetch_watermarks(&range.topic, p, Duration::from_secs(10))?;
+        let from = match (&range.from_offset, &range.from_date) {
             (Some(o), _) => Offset::Offset((*o).max(low)),
-            (None, Some(d)) => Offset::Offset(millis(d, "--from-date")?),
+            (None, Some(d)) => Offset::Offset(millis(*d)),
             (None, None) => Offset::Offset(low),
         };
-        start.add_partition_offset(&args.topic, p, from)?;
-        ends.insert(p, args.to_offset.map_or(high, |t| t.min(high)));
+        start.add_partition_offset(&range.topic, p, from)?;
+        ends.insert(p, range.to_offset.map_or(high, |t| t.min(high)));
     }
-    if args.from_date.is_some() {
+    if range.from_date.is_some() {
         start = probe.offsets_for_times(start, Duration::from_secs(10))?;
     }
     let total: i64 = start
@@ -120,7 +96,7 @@ async fn replay(config: Config, args: Args) -> Result<()> {
     eprintln!(
         "replaying {} records of {} ({} partitions)",
         total,
-        args.topic,
+        range.topic,
         open.len()
     );
 
@@ -129,7 +105,7 @@ async fn replay(config: Config, args: Args) -> Result<()> {
     let mut seen = 0i64;
     while !open.is_empty() {
         let mut records = Vec::new();
-        while records.len() < args.batch && !open.is_empty() {
+        while records.len() < range.batch && !open.is_empty() {
             let message = match tokio::time::timeout(Duration::from_secs(5), consumer.recv()).await
             {
                 Ok(m) => m?,

@@ -787,6 +787,19 @@ fn an_empty_variable_counts_as_unset() {
 
 /// README "Architecture" names every subcommand the binary has and every crate of the
 /// workspace, so the front door's map cannot fall behind the house.
+/// The subcommands `eligibility --help` lists.
+fn subcommands() -> Vec<String> {
+    stdout(&run(&["--help"]))
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
 fn the_readme_architecture_map_names_every_subcommand_and_crate() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
@@ -795,16 +808,8 @@ fn the_readme_architecture_map_names_every_subcommand_and_crate() {
         .expect("an Architecture section");
     let map = &readme[start..];
     let map = &map[..map[3..].find("\n## ").map_or(map.len(), |end| end + 3)];
-    let help = stdout(&run(&["--help"]));
-    let commands: Vec<&str> = help
-        .lines()
-        .skip_while(|l| !l.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|l| !l.trim().is_empty())
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|c| *c != "help")
-        .collect();
-    assert!(commands.len() >= 14, "{help}");
+    let commands = subcommands();
+    assert!(commands.len() >= 14, "{commands:?}");
     for command in commands {
         assert!(
             map.lines()
@@ -827,6 +832,20 @@ fn the_readme_architecture_map_names_every_subcommand_and_crate() {
         assert!(
             map.contains(&format!("crate `{name}`")) && map.contains(member),
             "README's architecture map does not name the crate `{name}` ({member})"
+        );
+    }
+}
+
+#[test]
+fn every_subcommand_has_its_own_file_under_cli() {
+    let commands = subcommands();
+    assert!(commands.len() >= 15, "{commands:?}");
+    let cli = repo().join("workers/eligibility/src/cli");
+    for command in commands {
+        let name = command.replace('-', "_");
+        assert!(
+            cli.join(format!("{name}.rs")).is_file() || cli.join(&name).join("mod.rs").is_file(),
+            "the subcommand `{command}` has no file src/cli/{name}.rs (or folder src/cli/{name}/)"
         );
     }
 }

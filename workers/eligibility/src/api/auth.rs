@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::problem::Problem;
 
 /// What a caller may do (docs/api.md, "Authentication and roles").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Reads and re-evaluates only their own user id (the token's subject).
@@ -23,6 +23,23 @@ pub enum Role {
     Auditor,
     /// Validates and simulates rules.
     Admin,
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+
+    /// A role as tokens name it.
+    fn from_str(text: &str) -> Result<Role, String> {
+        match text {
+            "citizen" => Ok(Role::Citizen),
+            "caseworker" => Ok(Role::Caseworker),
+            "auditor" => Ok(Role::Auditor),
+            "admin" => Ok(Role::Admin),
+            _ => Err(format!(
+                "{text:?} is not a role: citizen, caseworker, auditor or admin"
+            )),
+        }
+    }
 }
 
 /// The claims this service reads.

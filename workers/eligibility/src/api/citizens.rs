@@ -23,9 +23,9 @@ use super::body::{self, JsonBody};
 use super::limits::Class;
 use super::problem::{Problem, ProblemBody};
 use super::service::Service;
-use crate::evaluator::pass::{StoredVerdict, UserState};
-use crate::evaluator::rulebook::RuleBook;
-use crate::evaluator::store::load_users;
+use crate::rules::book::RuleBook;
+use crate::users::state::{StoredVerdict, UserState};
+use crate::users::store::load_users;
 
 /// All stored results of a user.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -530,7 +530,7 @@ pub async fn check(
         Some(text) => {
             Date::parse(text).ok_or_else(|| body::field_error("/as_of", "not a date YYYY-MM-DD"))?
         }
-        None => crate::commands::evaluate::today(),
+        None => crate::clock::today(),
     };
     let profile = Profile::from_json(&book.catalogue, &request.profile, "request")
         .map_err(|report| {
@@ -548,7 +548,7 @@ pub async fn check(
             )
         })?
         .into_on(as_of);
-    let output = crate::commands::evaluate::evaluate_citizen(
+    let output = crate::citizen::evaluate_citizen(
         &book.catalogue,
         &book.rules,
         &profile,

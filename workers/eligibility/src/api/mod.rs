@@ -7,7 +7,6 @@
 //! - [`body`], [`problem`]: strict request bodies and RFC 9457 problem responses.
 //! - [`service`]: what requests share, and their admission.
 //! - [`citizens`], [`rules`], [`proposals`]: the routes; [`openapi`]: their generated OpenAPI document.
-//! - `api token`: a development token signed with the HS256 secret.
 
 pub mod auth;
 pub mod body;
@@ -20,8 +19,6 @@ pub mod rules;
 pub mod service;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,240 +29,83 @@ use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{MethodRouter, get, post};
-use clap::{Args as ClapArgs, Subcommand};
-use fleet::config::WorkerArgs;
 
-use self::auth::{Claims, Role, Verifier};
-use self::limits::{LimitConfig, Limits};
+use self::auth::Verifier;
+use self::limits::Limits;
 use self::service::{AdminNetworks, Service};
 
-#[derive(Subcommand)]
-#[allow(clippy::large_enum_variant)] // parsed once at start
-pub enum ApiCommand {
-    /// Serve the API (docs/api.md).
-    Serve(ServeArgs),
-    /// Print a development token signed with the HS256 secret.
-    Token(TokenArgs),
-}
-
-#[derive(ClapArgs)]
-pub struct ServeArgs {
+/// What `api serve` is given beyond a worker's configuration.
+pub struct ApiConfig {
     /// Listen address of the API.
-    #[arg(
-        long,
-        env = "ELIGIBILITY_API_ADDR",
-        default_value = "0.0.0.0:8080",
-        help_heading = "API"
-    )]
-    pub api_addr: SocketAddr,
-    /// Serve the admin routes (rules validate and simulate) only on this address (e.g. an
-    /// internal port); unset: on the API address.
-    #[arg(long, env = "ELIGIBILITY_API_ADMIN_ADDR", help_heading = "API")]
-    pub api_admin_addr: Option<SocketAddr>,
-    /// Client networks allowed on the admin routes, comma-separated CIDR blocks; unset: any.
-    #[arg(long, env = "ELIGIBILITY_API_ADMIN_CIDRS", help_heading = "API")]
-    pub api_admin_cidrs: Option<String>,
-    #[command(flatten)]
-    pub token: TokenKeyArgs,
+    pub addr: SocketAddr,
+    /// Serve the admin routes only on this address; None: on `addr`.
+    pub admin_addr: Option<SocketAddr>,
+    /// Client networks allowed on the admin routes.
+    pub admin_networks: AdminNetworks,
+    /// How tokens are checked.
+    pub verifier: Verifier,
     /// Requests per minute per caller / per client address, by class of route.
-    #[arg(long, env = "ELIGIBILITY_API_RATE_LIMITS", default_value = limits::DEFAULT_LIMITS,
-          help_heading = "API")]
-    pub api_rate_limits: LimitConfig,
-    #[command(flatten)]
-    pub worker: WorkerArgs,
+    pub limits: Limits,
 }
 
-/// How tokens are checked.
-#[derive(ClapArgs)]
-pub struct TokenKeyArgs {
-    /// JWKS file of the identity provider's public keys (RS256/ES256 ...).
-    #[arg(
-        long,
-        env = "ELIGIBILITY_API_JWKS_FILE",
-        value_name = "FILE",
-        help_heading = "API tokens"
-    )]
-    pub api_jwks_file: Option<PathBuf>,
-    /// HS256 shared secret: local development only (secret).
-    #[arg(
-        long,
-        env = "ELIGIBILITY_API_JWT_SECRET",
-        hide_env_values = true,
-        help_heading = "API tokens"
-    )]
-    pub api_jwt_secret: Option<String>,
-    /// The `iss` every token must carry.
-    #[arg(
-        long,
-        env = "ELIGIBILITY_API_JWT_ISSUER",
-        default_value = "eligibility-dev",
-        help_heading = "API tokens"
-    )]
-    pub api_jwt_issuer: String,
-    /// The `aud` every token must carry.
-    #[arg(
-        long,
-        env = "ELIGIBILITY_API_JWT_AUDIENCE",
-        default_value = "eligibility-api",
-        help_heading = "API tokens"
-    )]
-    pub api_jwt_audience: String,
-}
-
-impl TokenKeyArgs {
-    fn verifier(&self) -> Result<Verifier> {
-        match (&self.api_jwks_file, &self.api_jwt_secret) {
-            (Some(path), _) => {
-                let text = std::fs::read_to_string(path).with_context(|| {
-                    format!("ELIGIBILITY_API_JWKS_FILE: cannot read {}", path.display())
-                })?;
-                Verifier::from_jwks(&text, &self.api_jwt_issuer, &self.api_jwt_audience)
-            }
-            (None, Some(secret)) if secret.len() >= 32 => {
-                tracing::warn!(
-                    "API tokens are checked with an HS256 secret: for local development only"
-                );
-                Ok(Verifier::hs256(
-                    secret.as_bytes(),
-                    &self.api_jwt_issuer,
-                    &self.api_jwt_audience,
-                ))
-            }
-            (None, Some(_)) => {
-                anyhow::bail!("ELIGIBILITY_API_JWT_SECRET must be at least 32 bytes")
-            }
-            (None, None) => anyhow::bail!(
-                "set ELIGIBILITY_API_JWKS_FILE (or ELIGIBILITY_API_JWT_SECRET for local development)"
-            ),
-        }
-    }
-}
-
-#[derive(ClapArgs)]
-pub struct TokenArgs {
-    /// The caller's role.
-    #[arg(long, value_enum)]
-    pub role: Role,
-    /// The subject: a citizen's user id, or the name of a caseworker, auditor or admin.
-    #[arg(long)]
-    pub sub: String,
-    /// A caseworker's states, comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    pub states: Vec<String>,
-    /// Lifetime in seconds.
-    #[arg(long, default_value_t = 3600)]
-    pub ttl: u64,
-    #[command(flatten)]
-    pub key: TokenKeyArgs,
-}
-
-pub fn run(command: ApiCommand) -> Result<ExitCode> {
-    match command {
-        ApiCommand::Serve(args) => serve(args),
-        ApiCommand::Token(args) => {
-            let secret = args
-                .key
-                .api_jwt_secret
-                .as_deref()
-                .filter(|s| s.len() >= 32)
-                .context(
-                    "ELIGIBILITY_API_JWT_SECRET (at least 32 bytes) signs development tokens",
-                )?;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)?
-                .as_secs();
-            let claims = Claims {
-                sub: args.sub,
-                role: args.role,
-                states: args.states,
-                iss: args.key.api_jwt_issuer,
-                aud: args.key.api_jwt_audience,
-                exp: now + args.ttl,
-                nbf: Some(now),
-            };
-            println!("{}", auth::mint_hs256(secret.as_bytes(), &claims)?);
-            Ok(ExitCode::SUCCESS)
-        }
-    }
-}
-
-/// The `ELIGIBILITY_*` variables `api serve` reads beyond a worker's.
-fn own_variables() -> Vec<String> {
-    use clap::CommandFactory;
-    #[derive(clap::Parser)]
-    struct Own {
-        #[command(flatten)]
-        serve: ServeArgs,
-    }
-    Own::command()
-        .get_arguments()
-        .filter_map(|a| a.get_env())
-        .map(|v| v.to_string_lossy().into_owned())
-        .collect()
-}
-
-fn serve(args: ServeArgs) -> Result<ExitCode> {
-    let config = args.worker.config()?;
-    fleet::init_tracing(&config.log);
-    crate::commands::services::warn_unknown(&own_variables());
-    let verifier = args.token.verifier()?;
-    let admin_networks = AdminNetworks::parse(args.api_admin_cidrs.as_deref().unwrap_or_default())
-        .map_err(|e| anyhow::anyhow!("ELIGIBILITY_API_ADMIN_CIDRS: {e}"))?;
-    let limits = Limits::new(&args.api_rate_limits);
-    crate::commands::services::runtime()?.block_on(async {
-        let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();
-        let health = fleet::http::start(config.http_addr, shutdown.clone()).await?;
-        // Forced re-evaluations, proposals' diffs and approved rule versions.
-        let topics = [
-            fleet::topics::PROFILE_ASSEMBLED,
-            fleet::topics::RULE_SIMULATION_COMPLETED,
-            fleet::topics::POLICY_RULES_UPDATED,
-        ]
-        .map(str::to_string);
-        let connections = fleet::connect::Connections::open(&config, 16, &topics).await?;
-        let service = Service::new(connections, verifier, limits, admin_networks).await?;
-        health.dependencies_answered();
-        fleet::connect::check_cache(&service.cache, &health).await;
-        health.set_ready();
-        let refresher = service.clone();
-        let refresh_shutdown = shutdown.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(service::RULES_REFRESH);
-            while !refresh_shutdown.requested() {
-                tick.tick().await;
-                health.heartbeat();
-                match refresher.refresh_rules().await {
-                    Ok(()) => health.dependencies_answered(),
-                    Err(e) => {
-                        tracing::warn!(error = %format!("{e:#}"), "reloading the rules failed")
-                    }
+/// Serves the API until `shutdown` (docs/api.md): health and readiness on
+/// `config.http_addr`, the routes on `api.addr` (the admin routes apart on `api.admin_addr`
+/// when given), the rules reloaded every [`service::RULES_REFRESH`].
+pub async fn serve(
+    config: fleet::config::Config,
+    api: ApiConfig,
+    shutdown: fleet::shutdown::Shutdown,
+) -> Result<()> {
+    let health = fleet::http::start(config.http_addr, shutdown.clone()).await?;
+    // Forced re-evaluations, proposals' diffs and approved rule versions.
+    let topics = [
+        fleet::topics::PROFILE_ASSEMBLED,
+        fleet::topics::RULE_SIMULATION_COMPLETED,
+        fleet::topics::POLICY_RULES_UPDATED,
+    ]
+    .map(str::to_string);
+    let connections = fleet::connect::Connections::open(&config, 16, &topics).await?;
+    let service = Service::new(connections, api.verifier, api.limits, api.admin_networks).await?;
+    health.dependencies_answered();
+    fleet::connect::check_cache(&service.cache, &health).await;
+    health.set_ready();
+    let refresher = service.clone();
+    let refresh_shutdown = shutdown.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(service::RULES_REFRESH);
+        while !refresh_shutdown.requested() {
+            tick.tick().await;
+            health.heartbeat();
+            match refresher.refresh_rules().await {
+                Ok(()) => health.dependencies_answered(),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "reloading the rules failed")
                 }
-                fleet::connect::check_cache(&refresher.cache, &health).await;
             }
-        });
-        let separate_admin = args.api_admin_addr.is_some();
-        let main = router(service.clone(), !separate_admin);
-        let mut servers = vec![listen(
-            args.api_addr,
-            main,
+            fleet::connect::check_cache(&refresher.cache, &health).await;
+        }
+    });
+    let separate_admin = api.admin_addr.is_some();
+    let main = router(service.clone(), !separate_admin);
+    let mut servers = vec![listen(
+        api.addr,
+        main,
+        shutdown.clone(),
+        "ELIGIBILITY_API_ADDR",
+    )];
+    if let Some(addr) = api.admin_addr {
+        let admin = router_of(service.clone(), routes().into_iter().filter(|r| r.admin));
+        servers.push(listen(
+            addr,
+            admin,
             shutdown.clone(),
-            "ELIGIBILITY_API_ADDR",
-        )];
-        if let Some(addr) = args.api_admin_addr {
-            let admin = router_of(service.clone(), routes().into_iter().filter(|r| r.admin));
-            servers.push(listen(
-                addr,
-                admin,
-                shutdown.clone(),
-                "ELIGIBILITY_API_ADMIN_ADDR",
-            ));
-        }
-        for server in futures_join(servers).await {
-            server?;
-        }
-        anyhow::Ok(())
-    })?;
-    Ok(ExitCode::SUCCESS)
+            "ELIGIBILITY_API_ADMIN_ADDR",
+        ));
+    }
+    for server in futures_join(servers).await {
+        server?;
+    }
+    Ok(())
 }
 
 async fn futures_join<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {

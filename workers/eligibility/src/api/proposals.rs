@@ -16,7 +16,7 @@ use super::body::{self, JsonBody};
 use super::problem::{Problem, ProblemBody};
 use super::rules::{admin, proposed_rule, simulation_engine};
 use super::service::Service;
-use crate::proposals::{self, Proposal};
+use crate::rules::proposals::{self, Proposal};
 
 /// `POST /rules/proposals`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -64,7 +64,7 @@ pub async fn propose(
     let request = body.0?;
     let book = service.book();
     let (rule, as_of) = proposed_rule(&book, &request.rule_yaml, request.as_of.as_deref())?;
-    let stored = crate::evaluator::rules_store::load(&service.pool, &book.catalogue)
+    let stored = crate::rules::store::load(&service.pool, &book.catalogue)
         .await?
         .rules;
     proposals::check_new_version(&stored, &rule).map_err(Problem::conflict)?;

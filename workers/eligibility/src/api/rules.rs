@@ -18,8 +18,8 @@ use super::body::{self, JsonBody, TextBody};
 use super::limits::Class;
 use super::problem::{Problem, ProblemBody};
 use super::service::Service;
-use crate::evaluator::rulebook::RuleBook;
-use crate::simulate;
+use crate::rules::book::RuleBook;
+use crate::rules::simulate;
 
 /// The parts of a rule document the public does not see: who wrote it and the curators' notes.
 const REDACTED: [&str; 2] = ["last_modified_by", "last_modified_at"];
@@ -35,7 +35,7 @@ pub async fn public_rule(
 ) -> Result<Json<Value>, Problem> {
     service.limits.admit_address(Class::Public, client.ip())?;
     let book = service.book();
-    let today = crate::commands::evaluate::today();
+    let today = crate::clock::today();
     let rule = book
         .rules
         .in_effect(today)
@@ -144,7 +144,7 @@ pub(super) fn proposed_rule(
         Some(text) => {
             Date::parse(text).ok_or_else(|| body::field_error("/as_of", "not a date YYYY-MM-DD"))?
         }
-        None => crate::commands::evaluate::today(),
+        None => crate::clock::today(),
     };
     let rule = engine::load::parse_rule_yaml(&book.catalogue, rule_yaml, "proposal").map_err(
         |problems| {

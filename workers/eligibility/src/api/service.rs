@@ -16,8 +16,8 @@ use rdkafka::producer::FutureProducer;
 use super::auth::{Caller, Verifier};
 use super::limits::{Class, Limits};
 use super::problem::Problem;
-use crate::evaluator::rulebook::RuleBook;
-use crate::evaluator::rules_store;
+use crate::rules::book::RuleBook;
+use crate::rules::store as rules_store;
 
 /// Which client addresses may call the admin routes; empty: any.
 #[derive(Debug, Clone, Default)]

@@ -21,11 +21,13 @@ use tokio::sync::oneshot;
 
 use super::Pipeline;
 use super::audit::PassAudit;
+use super::commit::BatchWrite;
 use super::in_flight::{self, ChangedUsers, Committed};
-use super::pass::{self, OutEvent, Trigger, UserState};
-use super::rulebook::{RuleBook, RuleOutcomes};
+use super::pass::{self, OutEvent, Trigger};
 use super::sink::{self, Sink};
-use super::store::{self, BatchWrite};
+use crate::rules::book::{RuleBook, RuleOutcomes};
+use crate::users::state::{Position, ProfileText, UserState};
+use crate::users::store;
 
 /// Processes `records`; returns the next offsets now committed in PostgreSQL — those of
 /// the previous profile batch when this one's are still in flight ([`settle`] collects them).
@@ -78,13 +80,13 @@ fn remember(pipeline: &Pipeline, committed: &Offsets) {
 
 /// A validated profile update.
 struct Work {
-    position: pass::Position,
+    position: Position,
     /// `profile.assembled`: every rule is evaluated again.
     full: bool,
     user_id: String,
     // Shared with the passes and the state they leave: cloned per pass, not copied.
     profile: Arc<Profile>,
-    json: pass::ProfileText,
+    json: ProfileText,
     as_of: Date,
     /// The partition that owns the user (the partition map, by state and user id).
     owner: i32,
@@ -106,7 +108,7 @@ fn validate(book: &RuleBook, record: &Record, update: ProfileUpdate) -> Result<W
     let state = pass::state_of(book, &profile);
     let owner = partition_map().partition_for(state.as_deref(), &update.user_id);
     Ok(Work {
-        position: pass::Position::of(record),
+        position: Position::of(record),
         full: record.topic == PROFILE_ASSEMBLED,
         user_id: update.user_id,
         profile: Arc::new(profile),
@@ -203,7 +205,7 @@ fn validate_all<'r>(
     book: &RuleBook,
     decoded: Vec<(&'r Record, Result<ProfileUpdate, Rejected>)>,
 ) -> Vec<(&'r Record, Result<Work, Rejected>)> {
-    super::spread::map(decoded, |(record, update)| {
+    crate::spread::map(decoded, |(record, update)| {
         (record, update.and_then(|u| validate(book, record, u)))
     })
 }
@@ -384,7 +386,7 @@ fn run_passes(
         });
         users[slot].work.push((w, outcomes));
     }
-    super::spread::for_each_mut(&mut users, |u| u.run(book));
+    crate::spread::for_each_mut(&mut users, |u| u.run(book));
     let mut audit = Vec::new();
     let mut events = Vec::new();
     for user in users {

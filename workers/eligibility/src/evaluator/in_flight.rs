@@ -17,7 +17,7 @@ use fleet::offsets::Offsets;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::pass::UserState;
+use crate::users::state::UserState;
 
 /// The users a batch changed, as it leaves them.
 pub type ChangedUsers = Arc<Vec<(String, UserState)>>;

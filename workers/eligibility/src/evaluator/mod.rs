@@ -1,14 +1,13 @@
-//! `eligibility evaluator`: the stream worker (docs/design.md, "Data flow").
+//! `eligibility evaluator`: the stream worker (docs/design.md, "Data flow"). It reads the rules
+//! ([`crate::rules`]) and users ([`crate::users`]) the fleet shares, and alone writes them.
 //!
-//! - [`rulebook`], [`rules_store`]: the rules in effect, from PostgreSQL.
 //! - [`pass`]: one user's pass (pure): what to re-evaluate, transitions, what to store.
-//! - [`audit`]: a pass's packed audit record; [`verdicts`]: a user's stored verdicts.
-//! - [`store`]: the user state read before a micro-batch and the one transaction after it.
-//! - [`batch`]: one micro-batch end to end, its tail left running in [`in_flight`]; [`rule_change`]: `policy.rules.updated` and
-//!   `scheme.deadline.approaching`, which re-evaluate many users; [`sink`]: how both publish,
-//!   commit, cache and count what they produced.
-//! - [`spread`]: a batch's per-record and per-user work on every core.
-//! - [`lag`]: the consumer-lag gauges; [`names`]: rule and scheme ids held once.
+//! - [`audit`]: a pass's packed audit record.
+//! - [`batch`]: one micro-batch end to end, its tail left running in [`in_flight`];
+//!   [`rule_change`]: `policy.rules.updated` and `scheme.deadline.approaching`, which
+//!   re-evaluate many users; [`sink`]: how both publish, commit, cache and count what they
+//!   produced; [`commit`]: the one PostgreSQL transaction after a micro-batch.
+//! - [`lag`]: the consumer-lag gauges.
 //! - [`Pipeline`]: the connections and state a micro-batch needs; it is the evaluator's
 //!   [`fleet::worker::Stage`] in the shared consume loop.
 //!
@@ -20,22 +19,17 @@
 //!
 //! Delivery (docs/design.md, "Delivery guarantees without broker transactions"): a
 //! micro-batch's events are published and acknowledged before its PostgreSQL transaction
-//! (audit, verdicts, snapshots, offsets) commits; offsets resume from PostgreSQL, so a crash can repeat an event (same idempotency
-//! key) but never lose one, and a repeated batch writes nothing new.
+//! (audit, verdicts, snapshots, offsets) commits; offsets resume from PostgreSQL, so a crash
+//! can repeat an event (same idempotency key) but never lose one, and a repeated batch writes nothing new.
 
 pub mod audit;
 pub mod batch;
+pub mod commit;
 pub mod in_flight;
 pub mod lag;
-pub mod names;
 pub mod pass;
 pub mod rule_change;
-pub mod rulebook;
-pub mod rules_store;
 pub mod sink;
-pub mod spread;
-pub mod store;
-pub mod verdicts;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -55,7 +49,8 @@ use fleet::worker::BatchBounds;
 use kernels::engine_select::Engine;
 use rdkafka::producer::FutureProducer;
 
-use self::rulebook::RuleBook;
+use crate::rules::book::RuleBook;
+use crate::rules::store as rules_store;
 
 /// What the pipeline needs, shared by the evaluator loop and `replay`.
 pub struct Pipeline {
@@ -162,7 +157,7 @@ impl Pipeline {
             ),
         }
         let catalogue = Catalogue::bundled();
-        let corpus = crate::rules_source::load(&catalogue, config.rules_dir.as_deref())?;
+        let corpus = crate::rules::source::load(&catalogue, config.rules_dir.as_deref())?;
         // Each step is idempotent: PostgreSQL going away half-way is waited out and the steps
         // run again, as at any other time (docs/reliability.md).
         let mut loaded = None;
@@ -171,7 +166,7 @@ impl Pipeline {
             if seeded > 0 {
                 tracing::info!(seeded, "rule versions seeded from the corpus");
             }
-            let filled = store::fill_owner_partitions(&pool).await?;
+            let filled = commit::fill_owner_partitions(&pool).await?;
             if filled > 0 {
                 tracing::info!(
                     filled,

@@ -6,7 +6,7 @@
 //! No I/O: the caller loads the user's state before and writes the output after, so a pass
 //! over the same state and input always gives the same output.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,98 +16,11 @@ use engine::{Date, Outcome, Profile, Verdict};
 use fleet::events::*;
 
 use super::audit::PassAudit;
-use super::rulebook::{Candidates, RuleBook};
-use super::verdicts::SchemeVerdicts;
-
-/// Where a profile came from (replays of older records must not move a user back in time).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Position {
-    pub topic: String,
-    pub partition: i32,
-    pub offset: i64,
-}
-
-impl Position {
-    pub fn of(record: &fleet::input::Record) -> Position {
-        Position {
-            topic: record.topic.clone(),
-            partition: record.partition,
-            offset: record.offset,
-        }
-    }
-}
-
-/// A profile as JSON text: the update's as read (serde_json's writing of the parsed value),
-/// or a stored one as PostgreSQL returns it.
-/// Kept as text, not as a parsed `serde_json::Value`: it is only ever written back (a new
-/// snapshot), and a parsed value costs dozens of allocations to build and to free for every
-/// user a batch loads (docs/fleet.md "Where the time goes"). PostgreSQL stores it as `jsonb`,
-/// so spacing and key order do not matter; its meaning is that of the profile evaluated.
-pub type ProfileText = Arc<str>;
-
-#[derive(Debug, Clone)]
-pub struct StoredProfile {
-    pub profile: Arc<Profile>,
-    pub json: ProfileText,
-    pub state: Option<String>,
-    pub as_of: Date,
-    pub position: Position,
-    /// The next birthday after `as_of` on which the age changes one of the user's outcomes
-    /// (`engine::calendar::AgeLimits::next_change`): the daily sweep's day for this user.
-    pub next_age_change: Option<Date>,
-}
-
-/// The last known outcome of one (user, scheme), as stored (`user_verdicts`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StoredVerdict {
-    pub rule_key: i32,
-    pub rule_id: &'static str,
-    pub rule_version: u32,
-    /// Verdict, score, and the fingerprint of the gaps (engine `gaps::fingerprint`): whether
-    /// the gaps changed is known without storing their texts.
-    pub known: Known<u64>,
-    pub as_of: Date,
-}
-
-/// A verdict this batch wrote, with what the cache shows of it.
-#[derive(Debug, Clone)]
-pub struct NewVerdict {
-    pub evaluation_id: String,
-    pub gaps: Vec<GapSummary>,
-}
-
-/// What the store knows of a user, and which of its verdicts this batch touched.
-///
-/// The stored profile and verdicts are shared (`Arc`) between a batch still being committed and
-/// the next batch that carries the user over: a pass replaces the profile and copies the
-/// verdicts (`Arc::make_mut`) only when it changes one, instead of every carried user being
-/// copied whole before its pass.
-#[derive(Debug, Clone, Default)]
-pub struct UserState {
-    pub profile: Option<Arc<StoredProfile>>,
-    pub verdicts: Arc<SchemeVerdicts>,
-    /// Schemes whose verdict changed (present in `verdicts`) or left (absent): the user's row is
-    /// written again when there is any, and the cache entries of these are refreshed.
-    pub touched: BTreeSet<String>,
-    /// The touched verdicts still held, as the cache shows them.
-    pub written: BTreeMap<String, NewVerdict>,
-    pub profile_touched: bool,
-    /// Every profile this batch evaluated (input hash, JSON): audit rows point at them.
-    pub snapshots: Vec<(String, ProfileText)>,
-}
-
-impl UserState {
-    /// The state as the next batch starts from it once this one is committed: what is stored
-    /// (profile, verdicts), nothing pending — what `store::load_users` reads back after a
-    /// profile batch (each of its passes stores a new snapshot, so every change is written).
-    pub fn carried_over(&self) -> UserState {
-        UserState {
-            profile: self.profile.clone(),
-            verdicts: self.verdicts.clone(),
-            ..UserState::default()
-        }
-    }
-}
+use crate::rules::book::{Candidates, RuleBook};
+use crate::users::state::{
+    NewVerdict, Position, ProfileText, StoredProfile, StoredVerdict, UserState,
+};
+use crate::users::verdicts::SchemeVerdicts;
 
 /// An event to publish, keyed by user.
 #[derive(Debug, Clone)]
@@ -761,6 +674,7 @@ fn leave(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
     use std::sync::LazyLock;
 
     use kernels::engine_select::{Engine, EngineChoice};

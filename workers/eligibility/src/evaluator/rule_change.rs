@@ -35,10 +35,13 @@ use kernels::output::{Codes, NO_PREVIOUS, Output, Outputs};
 
 use super::Pipeline;
 use super::audit::PassAudit;
+use super::commit::BatchWrite;
 use super::pass::{self, Trigger};
-use super::rules_store;
 use super::sink;
-use super::store::{self, BatchWrite};
+use crate::rules::proposals;
+use crate::rules::store as rules_store;
+use crate::users::state::UserState;
+use crate::users::store;
 
 /// Users re-evaluated per page.
 const PAGE: i64 = 5000;
@@ -133,30 +136,30 @@ async fn rules_updated(pipeline: &mut Pipeline, record: &Record) -> anyhow::Resu
     let stored = rules_store::load(&pipeline.pool, &Catalogue::bundled())
         .await?
         .rules;
-    if let Err(reason) = crate::proposals::check_new_version(&stored, &rule) {
+    if let Err(reason) = proposals::check_new_version(&stored, &rule) {
         return Ok(Read::Rejected(Rejected::validation(record, reason)));
     }
-    if pipeline.rule_review && !crate::proposals::is_approved(&pipeline.pool, &rule).await? {
-        let submission = crate::proposals::Submission {
+    if pipeline.rule_review && !proposals::is_approved(&pipeline.pool, &rule).await? {
+        let submission = proposals::Submission {
             rule: &rule,
             yaml: &update.rule_yaml,
             author: &update.author,
             reason: update.reason.as_deref(),
             as_of,
         };
-        let (id, _, event) = crate::proposals::submit(
+        let (id, _, event) = proposals::submit(
             &pipeline.pool,
             catalogue,
             &stored,
             &submission,
-            &crate::proposals::simulation_engine()?,
+            &proposals::simulation_engine()?,
         )
         .await?;
         tracing::info!(proposal = id, rule_id = %rule.rule_id, scheme = %rule.scheme_id,
             gained = event.gained, lost = event.lost,
             "rule version stored as a proposal with its population diff: it goes live once approved (eligibility rules approve)");
         return Ok(Read::Proposed(
-            crate::proposals::encode_simulation(&pipeline.codec, &event).await?,
+            proposals::encode_simulation(&pipeline.codec, &event).await?,
         ));
     }
     let conflicts = conflict_events(catalogue, &stored, &rule);
@@ -454,7 +457,7 @@ async fn reevaluate_scheme(
 }
 
 type Page = (
-    Vec<(String, pass::UserState)>,
+    Vec<(String, UserState)>,
     Vec<PassAudit>,
     Vec<pass::OutEvent>,
 );
@@ -499,7 +502,7 @@ async fn reevaluate_page(
             disagreements.len()
         )));
     }
-    let touched: Vec<(String, pass::UserState)> = states.into_iter().collect();
+    let touched: Vec<(String, UserState)> = states.into_iter().collect();
     let write = BatchWrite {
         audit,
         users: touched.iter().map(|(id, u)| (id.as_str(), u)).collect(),
@@ -518,7 +521,7 @@ async fn reevaluate_page(
 fn batch_outcomes(
     pipeline: &Pipeline,
     users: &[String],
-    states: &HashMap<String, pass::UserState>,
+    states: &HashMap<String, UserState>,
     schemes: &BTreeSet<String>,
     as_of: Date,
 ) -> Result<HashMap<String, Vec<(usize, Outcome)>>, IoError> {

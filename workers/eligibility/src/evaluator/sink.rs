@@ -26,8 +26,9 @@ use serde::Serialize;
 
 use super::Stats;
 use super::audit::PassAudit;
-use super::pass::{NewVerdict, OutEvent, StoredVerdict, UserState};
-use super::store::{self, BatchWrite};
+use super::commit::{self, BatchWrite};
+use super::pass::OutEvent;
+use crate::users::state::{NewVerdict, StoredVerdict, UserState};
 
 /// What publishing, committing and caching a batch need (a clone of the pipeline's).
 #[derive(Clone)]
@@ -77,7 +78,7 @@ pub async fn publish(
 
 /// Commits `write` in one transaction, after the leases' check.
 pub async fn commit(sink: &Sink, write: &BatchWrite<'_>) -> Result<(), IoError> {
-    store::commit_batch(&sink.pool, &sink.group, sink.leases.as_ref(), write).await
+    commit::commit_batch(&sink.pool, &sink.group, sink.leases.as_ref(), write).await
 }
 
 /// What follows a commit: the cache entries of what changed, and the metrics of the records.

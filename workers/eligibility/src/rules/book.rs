@@ -14,7 +14,7 @@ use engine::{Catalogue, Date, FieldId, Outcome, Profile, Rule, RuleSet};
 use kernels::engine_select::{Engine, EngineUsed, SelectError};
 use kernels::output::{Output, Outputs};
 
-use super::rules_store::{Loaded, RuleRef};
+use super::store::{Loaded, RuleRef};
 
 pub struct RuleBook {
     pub catalogue: Catalogue,

@@ -10,20 +10,10 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clap::{Subcommand, ValueEnum};
+use clap::ValueEnum;
 use engine::{Catalogue, Date, Profile, RuleSet};
 use serde::Serialize;
 use serde_json::Value as Json;
-
-#[derive(Subcommand)]
-pub enum AuditCommand {
-    /// Re-derive recorded evaluations from their snapshot and rule version, check both hashes
-    /// and the outcome; exit 1 on any mismatch.
-    Verify(VerifyArgs),
-    /// Write the audit log's months older than the retention to files (evaluations with their
-    /// rule versions and snapshots), optionally detaching and dropping their partitions.
-    Export(super::audit_export::ExportArgs),
-}
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
@@ -212,13 +202,9 @@ pub fn verify(
     }
 }
 
-pub fn run(command: AuditCommand) -> Result<ExitCode> {
-    let args = match command {
-        AuditCommand::Verify(args) => args,
-        AuditCommand::Export(args) => return super::audit_export::export(args),
-    };
+pub fn run(args: VerifyArgs) -> Result<ExitCode> {
     let verifications = match &args.export {
-        Some(file) => super::audit_export::verify_file(file)?,
+        Some(file) => super::export::verify_file(file)?,
         None => {
             let database_url = args.database.url()?;
             let runtime = tokio::runtime::Builder::new_current_thread()

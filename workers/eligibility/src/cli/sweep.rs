@@ -26,8 +26,8 @@ use fleet::events::DeadlineApproaching;
 use fleet::kafka::Outgoing;
 use fleet::topics::SCHEME_DEADLINE_APPROACHING;
 
-use crate::commands::evaluate::{parse_as_of, today_at_offset};
-use crate::commands::services::{migrated_pool, publisher, runtime};
+use crate::cli::setup::{migrated_pool, parse_as_of, publisher, runtime};
+use crate::clock::today_at_offset;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -58,9 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let config = args.worker.config()?;
     runtime()?.block_on(async {
         let pool = migrated_pool(&config, 2).await?;
-        let rules = crate::evaluator::rules_store::load(&pool, &catalogue)
-            .await?
-            .rules;
+        let rules = crate::rules::store::load(&pool, &catalogue).await?.rules;
         let due = if args.every_scheme {
             every_scheme(&rules, day)
         } else {

@@ -8,7 +8,7 @@ use deadpool_postgres::Pool;
 use engine::{Catalogue, Date, Rule, RuleSet};
 use fleet::events::RuleSimulationCompleted;
 
-use crate::simulate;
+use crate::rules::simulate;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -1,15 +1,16 @@
 //! `eligibility evaluate`: one citizen, every scheme in effect for them.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use clap::ValueEnum;
-use engine::temporal::{Applicability, applicability};
-use engine::{Catalogue, Date, Evaluation, Profile, RuleSet, Verdict, evaluate};
+use engine::{Catalogue, Evaluation, Profile};
 use explain::{Digits, Language};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::rules_source::{load, read_json};
+use super::setup::parse_as_of;
+use crate::citizen::{Output, evaluate_citizen};
+use crate::rules::source::{load, read_json};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -77,84 +78,6 @@ enum Format {
     Table,
 }
 
-#[derive(Serialize)]
-pub struct NotApplicable<'a> {
-    scheme_id: &'a str,
-    rule_id: &'a str,
-    #[serde(flatten)]
-    why: Applicability,
-}
-
-/// Every scheme in effect for one citizen, evaluated.
-#[derive(Serialize)]
-pub struct Output<'a> {
-    pub as_of: Date,
-    pub results: Vec<Evaluation<'a>>,
-    /// Schemes in effect whose application window or deadline rules out applying on `as_of`.
-    pub not_applicable: Vec<NotApplicable<'a>>,
-}
-
-/// Evaluates `profile` — as it reads on `as_of` ([`Profile::on`]) — against the schemes in
-/// effect on `as_of` that a citizen of its state can hold (every state's with `all_states`),
-/// or only `scheme`: what `eligibility evaluate` prints and the API's anonymous check answers.
-pub fn evaluate_citizen<'a>(
-    catalogue: &'a Catalogue,
-    rules: &'a RuleSet,
-    profile: &'a Profile,
-    as_of: Date,
-    scheme: Option<&str>,
-    all_states: bool,
-) -> Result<Output<'a>> {
-    let in_effect = rules.in_effect(as_of);
-    let selected = match scheme {
-        Some(id) => {
-            let chosen: Vec<_> = in_effect
-                .into_iter()
-                .filter(|r| r.scheme_id == id)
-                .collect();
-            if chosen.is_empty() {
-                bail!("no version of scheme {id:?} is in effect on {as_of}");
-            }
-            chosen
-        }
-        None if all_states => in_effect,
-        None => {
-            let state = catalogue
-                .id("demographics.state")
-                .and_then(|f| profile.get(f))
-                .and_then(|v| v.scalar()?.as_str());
-            RuleSet::for_state(in_effect, state)
-        }
-    };
-    let mut output = Output {
-        as_of,
-        results: Vec::new(),
-        not_applicable: Vec::new(),
-    };
-    for rule in selected {
-        match evaluate(catalogue, rule, profile, as_of) {
-            Ok(evaluation) => output.results.push(evaluation),
-            Err(_) => output.not_applicable.push(NotApplicable {
-                scheme_id: &rule.scheme_id,
-                rule_id: &rule.rule_id,
-                why: applicability(rule, as_of),
-            }),
-        }
-    }
-    // What the citizen can act on first: ELIGIBLE, then partial matches whose every gap the
-    // citizen can close, then the other partial matches, each by score; then the rest.
-    output.results.sort_by_key(|e| {
-        let rank = match (e.verdict, e.all_gaps_closable) {
-            (Verdict::Eligible, _) => 0,
-            (Verdict::PartialMatch, true) => 1,
-            (Verdict::PartialMatch, false) => 2,
-            _ => 3,
-        };
-        (rank, std::cmp::Reverse(e.match_score))
-    });
-    Ok(output)
-}
-
 pub fn run(args: Args) -> Result<ExitCode> {
     let catalogue = Catalogue::bundled();
     let rules = load(&catalogue, args.rules.as_deref())?;
@@ -197,30 +120,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Format::Table => print_table(&output, worded.as_deref()),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--as-of`: a date, or today (UTC) when absent.
-pub fn parse_as_of(text: Option<&str>) -> Result<Date> {
-    match text {
-        Some(text) => {
-            Date::parse(text).ok_or_else(|| anyhow!("--as-of {text:?} is not a date YYYY-MM-DD"))
-        }
-        None => Ok(today()),
-    }
-}
-
-/// Today's date (UTC): the default `as_of` of the commands and the API.
-pub fn today() -> Date {
-    today_at_offset(0)
-}
-
-/// Today's date `offset_seconds` east of UTC.
-pub fn today_at_offset(offset_seconds: i64) -> Date {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    Date::from_day_number((seconds + offset_seconds).div_euclid(86_400))
-        .expect("today is a valid date")
 }
 
 fn print_table(output: &Output<'_>, worded: Option<&[Worded]>) {

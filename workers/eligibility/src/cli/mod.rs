@@ -1,10 +1,29 @@
-//! The command line: one subcommand per job (see the crate documentation), parsed with clap,
-//! each failure printed as `error: …` with exit code 1.
+//! The command line: one file per subcommand (a folder where it has its own), parsed with clap,
+//! each failure printed as `error: …` with exit code 1. The library never imports this module:
+//! each subcommand turns its flags into the plain configuration its library entry point takes
+//! (`api::serve(ApiConfig)`, `replay::run(Range)`, `evaluator::run(Config)`).
+//!
+//! [`setup`]: what the subcommands share (a runtime, a one-shot pool and publisher, `--as-of`).
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-use crate::{commands, replay};
+mod api;
+mod audit;
+mod demo;
+mod evaluate;
+mod evaluator;
+mod explainer;
+mod languages;
+mod migrate;
+mod oracle;
+mod replay;
+mod rules;
+mod schema;
+mod schema_registry;
+pub mod setup;
+mod sweep;
+mod topics;
 
 #[derive(Parser)]
 #[command(
@@ -20,39 +39,43 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Evaluate one citizen profile against the schemes in effect.
-    Evaluate(commands::evaluate::Args),
+    Evaluate(evaluate::Args),
     /// Validate rules, find conflicts, hash a rule.
     #[command(subcommand)]
-    Rules(commands::rules::RulesCommand),
+    Rules(rules::RulesCommand),
     /// Check explanations with Oracle-A.
-    Oracle(commands::oracle::Args),
+    Oracle(oracle::Args),
     /// The languages of explanations, and a review sheet per language.
     #[command(subcommand)]
-    Languages(commands::languages::LanguagesCommand),
+    Languages(languages::LanguagesCommand),
     /// Print a JSON Schema derived from the field catalogue.
     #[command(subcommand)]
-    Schema(commands::schema::SchemaCommand),
+    Schema(schema::SchemaCommand),
     /// Run an evaluator worker (Kafka in; PostgreSQL, Redis and events out).
-    Evaluator(commands::services::EvaluatorArgs),
+    Evaluator(evaluator::EvaluatorArgs),
     /// Run an explainer worker (new and partial matches in; explanations out).
-    Explainer(commands::services::ExplainerArgs),
+    Explainer(explainer::ExplainerArgs),
     /// Apply the SQL migrations to ELIGIBILITY_DATABASE_URL.
     Migrate(fleet::config::DatabaseArgs),
     /// Manage the fleet's topics.
     #[command(subcommand)]
-    Topics(commands::services::TopicsCommand),
+    Topics(topics::TopicsCommand),
     /// Serve the local Confluent-compatible schema registry (development default only).
-    SchemaRegistry(commands::services::RegistryArgs),
+    SchemaRegistry(schema_registry::RegistryArgs),
     /// Re-read a range of an input topic through the evaluator's pipeline (backfill).
     Replay(replay::Args),
     /// The daily calendar sweep: re-evaluate, through the fleet, the schemes whose outcomes
     /// change on a day with no new data (windows, deadlines, effective dates).
-    Sweep(commands::sweep::Args),
+    Sweep(sweep::Args),
     /// Check recorded evaluations against their inputs.
     #[command(subcommand)]
-    Audit(commands::audit::AuditCommand),
+    Audit(audit::AuditCommand),
+    /// The HTTP API, and development tokens for it.
     #[command(subcommand)]
-    Api(crate::api::ApiCommand),
+    Api(api::ApiCommand),
+    /// README command 1's demo: example citizens sent to a running evaluator, a birthday and a
+    /// lost BPL card, with the events each step published.
+    Demo(demo::Args),
 }
 
 /// Parses the command line and runs the subcommand; the process's exit code.
@@ -67,20 +90,21 @@ pub fn run() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Evaluate(args) => commands::evaluate::run(args),
-        Command::Rules(command) => commands::rules::run(command),
-        Command::Oracle(args) => commands::oracle::run(args),
-        Command::Languages(command) => commands::languages::run(command),
-        Command::Schema(command) => commands::schema::run(command),
-        Command::Evaluator(args) => commands::services::evaluator(args),
-        Command::Explainer(args) => commands::services::explainer(args),
-        Command::Migrate(args) => commands::services::migrate(args),
-        Command::Topics(command) => commands::services::topics(command),
-        Command::SchemaRegistry(args) => commands::services::schema_registry(args),
+        Command::Evaluate(args) => evaluate::run(args),
+        Command::Rules(command) => rules::run(command),
+        Command::Oracle(args) => oracle::run(args),
+        Command::Languages(command) => languages::run(command),
+        Command::Schema(command) => schema::run(command),
+        Command::Evaluator(args) => evaluator::run(args),
+        Command::Explainer(args) => explainer::run(args),
+        Command::Migrate(args) => migrate::run(args),
+        Command::Topics(command) => topics::run(command),
+        Command::SchemaRegistry(args) => schema_registry::run(args),
         Command::Replay(args) => replay::run(args),
-        Command::Sweep(args) => commands::sweep::run(args),
-        Command::Audit(command) => commands::audit::run(command),
-        Command::Api(command) => crate::api::run(command),
+        Command::Sweep(args) => sweep::run(args),
+        Command::Audit(command) => audit::run(command),
+        Command::Api(command) => api::run(command),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(code) => code,

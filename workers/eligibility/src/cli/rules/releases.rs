@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use engine::Catalogue;
 use fleet::config::{DatabaseArgs, WorkerArgs};
 
-use crate::commands::services::{migrated_pool, publisher, runtime};
-use crate::proposals;
+use crate::cli::setup::{migrated_pool, parse_as_of, publisher, runtime};
+use crate::rules::proposals;
 
 #[derive(clap::Args)]
 pub struct ProposeArgs {
@@ -57,13 +57,11 @@ pub fn propose(catalogue: &Catalogue, args: ProposeArgs) -> Result<ExitCode> {
         let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
         anyhow::anyhow!("{source} is not a valid rule:\n{}", lines.join("\n"))
     })?;
-    let as_of = crate::commands::evaluate::parse_as_of(args.as_of.as_deref())?;
+    let as_of = parse_as_of(args.as_of.as_deref())?;
     let config = args.worker.config()?;
     runtime()?.block_on(async {
         let pool = migrated_pool(&config, 2).await?;
-        let current = crate::evaluator::rules_store::load(&pool, catalogue)
-            .await?
-            .rules;
+        let current = crate::rules::store::load(&pool, catalogue).await?.rules;
         let submission = proposals::Submission {
             rule: &rule,
             yaml: &text,
@@ -100,10 +98,8 @@ pub fn decide(catalogue: &Catalogue, args: DecideArgs, approve: bool) -> Result<
         if approve && open.simulation.is_none() && open.status == "proposed" {
             let rule = engine::load::parse_rule_yaml(catalogue, &open.rule_yaml, "proposal")
                 .map_err(|p| anyhow::anyhow!("stored proposal {} does not load: {p:?}", args.id))?;
-            let today = crate::commands::evaluate::today();
-            let current = crate::evaluator::rules_store::load(&pool, catalogue)
-                .await?
-                .rules;
+            let today = crate::clock::today();
+            let current = crate::rules::store::load(&pool, catalogue).await?.rules;
             let engine = proposals::simulation_engine()?;
             let (_, event) =
                 proposals::simulate(&pool, catalogue, &current, args.id, &rule, today, &engine)

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
-use super::audit::Recorded;
+use super::verify::{self, Recorded};
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
@@ -50,17 +50,17 @@ pub enum Line {
     Evaluation(Recorded),
 }
 
-pub fn export(args: ExportArgs) -> Result<std::process::ExitCode> {
+pub fn run(args: ExportArgs) -> Result<std::process::ExitCode> {
     let url = args.database.url()?;
     let cutoff = match (&args.before, args.keep_months) {
         (Some(text), _) => engine::Date::parse(text)
             .with_context(|| format!("--before {text:?} is not a date YYYY-MM-DD"))?,
-        (None, Some(months)) => months_before(crate::commands::evaluate::today(), months),
+        (None, Some(months)) => months_before(crate::clock::today(), months),
         (None, None) => bail!("give --before or --keep-months"),
     };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    crate::commands::services::runtime()?.block_on(async {
+    crate::cli::setup::runtime()?.block_on(async {
         let pool = fleet::postgres::pool_with_ca(&url, args.database.database_ca_file.as_deref(), 2)?;
         let client = pool.get().await?;
         // Month partitions whose last day is before the cutoff: named evaluation_passes_YYYY_MM.
@@ -203,7 +203,7 @@ async fn write_partition(
 }
 
 /// Reads an export file and re-derives every evaluation in it.
-pub fn verify_file(path: &Path) -> Result<Vec<super::audit::Verification>> {
+pub fn verify_file(path: &Path) -> Result<Vec<verify::Verification>> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut rules = BTreeMap::new();
     let mut snapshots = BTreeMap::new();
@@ -231,7 +231,7 @@ pub fn verify_file(path: &Path) -> Result<Vec<super::audit::Verification>> {
         .map(|recorded| {
             let rule = rules.get(&recorded.rule_id).map(String::as_str);
             let snapshot = snapshots.get(&recorded.input_hash);
-            super::audit::verify(&catalogue, recorded, rule, snapshot)
+            verify::verify(&catalogue, recorded, rule, snapshot)
         })
         .collect())
 }

@@ -1,4 +1,6 @@
-//! `eligibility rules validate | conflicts | hash`.
+//! `eligibility rules`: `validate | conflicts | hash | cases` here; `simulate` (a rule
+//! change's population diff) in [`simulate`]; `propose | approve | reject | proposal` (the
+//! four-eyes review) in [`releases`] (docs/releases.md).
 
 use anyhow::{Context, Result, anyhow};
 use clap::{Subcommand, ValueEnum};
@@ -9,7 +11,10 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::rules_source::load;
+use crate::rules::source::load;
+
+mod releases;
+mod simulate;
 
 #[derive(Subcommand)]
 pub enum RulesCommand {
@@ -30,15 +35,15 @@ pub enum RulesCommand {
     /// Who gains and who loses: the rules in RULES (a file or a directory) added to the current
     /// set, against a population; per scheme and state, verdict transitions, monthly outlay,
     /// newly blocking gaps, affected users, conflicts introduced (docs/releases.md).
-    Simulate(SimulateArgs),
+    Simulate(simulate::Args),
     /// Store a rule version as a proposal (it changes no verdict) with its population diff.
-    Propose(crate::commands::releases::ProposeArgs),
+    Propose(releases::ProposeArgs),
     /// Approve a proposal (a second person) and publish it: the fleet takes it live.
-    Approve(crate::commands::releases::DecideArgs),
+    Approve(releases::DecideArgs),
     /// Reject a proposal (a second person); it stays on record.
-    Reject(crate::commands::releases::DecideArgs),
+    Reject(releases::DecideArgs),
     /// Print a proposal with its status and population diff.
-    Proposal(crate::commands::releases::ShowArgs),
+    Proposal(releases::ShowArgs),
     /// Run the hand-written test citizens in CASES (a case file or a directory of them) against
     /// the rules in RULES; every failing case is listed, and the exit status is 1 if any fails.
     Cases { rules: PathBuf, cases: PathBuf },
@@ -48,29 +53,6 @@ pub enum RulesCommand {
 pub enum Format {
     Text,
     Json,
-}
-
-#[derive(clap::Args)]
-pub struct SimulateArgs {
-    /// The proposed rule file(s): a YAML file or a directory of them.
-    #[arg(long)]
-    pub rules: PathBuf,
-    /// The current rule set (default: the bundled corpus).
-    #[arg(long)]
-    pub base: Option<PathBuf>,
-    /// `postgres` (the stored population: ELIGIBILITY_DATABASE_URL) or `synthetic:N`.
-    #[arg(long, default_value = "synthetic:100000")]
-    pub population: String,
-    /// The evaluation date (YYYY-MM-DD); default: today (UTC).
-    #[arg(long)]
-    pub as_of: Option<String>,
-    /// Batch engine: auto (the GPU for big batches when the build has one) | cpu | gpu.
-    #[arg(long, default_value = "auto")]
-    pub engine: kernels::engine_select::EngineChoice,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    #[command(flatten)]
-    pub database: fleet::config::DatabaseArgs,
 }
 
 pub fn run(command: RulesCommand) -> Result<ExitCode> {
@@ -122,11 +104,11 @@ pub fn run(command: RulesCommand) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
-        RulesCommand::Simulate(args) => crate::simulate::command(&catalogue, args),
-        RulesCommand::Propose(args) => crate::commands::releases::propose(&catalogue, args),
-        RulesCommand::Approve(args) => crate::commands::releases::decide(&catalogue, args, true),
-        RulesCommand::Reject(args) => crate::commands::releases::decide(&catalogue, args, false),
-        RulesCommand::Proposal(args) => crate::commands::releases::show(args),
+        RulesCommand::Simulate(args) => simulate::run(&catalogue, args),
+        RulesCommand::Propose(args) => releases::propose(&catalogue, args),
+        RulesCommand::Approve(args) => releases::decide(&catalogue, args, true),
+        RulesCommand::Reject(args) => releases::decide(&catalogue, args, false),
+        RulesCommand::Proposal(args) => releases::show(args),
         RulesCommand::Cases { rules, cases } => {
             let rules = load(&catalogue, Some(&rules))?;
             let files = engine::cases::load_dir(&cases)?;

@@ -7,7 +7,7 @@
 //! are added or removed only when a scheme starts or stops applying to the user, which is rare;
 //! a changed verdict is replaced in place.
 
-use super::pass::StoredVerdict;
+use super::state::StoredVerdict;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SchemeVerdicts {
@@ -96,8 +96,8 @@ impl FromIterator<(&'static str, StoredVerdict)> for SchemeVerdicts {
 
 #[cfg(test)]
 mod tests {
-    use super::super::names::intern;
     use super::*;
+    use crate::rules::names::intern;
     use engine::Verdict;
     use engine::transitions::Known;
     use proptest::prelude::*;
