@@ -3,7 +3,8 @@
 //! BOLA attempts across users and states (404), responses equal to the stored verdicts, the
 //! forced re-evaluation through the fleet, the anonymous check, the rules routes, and the
 //! refusals: expired, forged and `alg: none` tokens, over-limit bursts (429 + Retry-After),
-//! oversized and unknown-field bodies, admin routes outside the allowed networks.
+//! oversized and unknown-field bodies, admin routes outside the allowed networks; and each hole
+//! of the API security review closed (docs/api.md, "The security review, item by item").
 
 mod support;
 
@@ -519,17 +520,57 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         .await;
     assert_eq!(status, StatusCode::OK, "{simulation}");
     assert_eq!(simulation["changes"][0]["from_rule"], "rule_ka_oap_001");
+    // Admins see counts, never ids, and no cell small enough to single a citizen out: the one
+    // citizen who moves is "<10", and the money of a cell of fewer than 10 is withheld.
     let karnataka = &simulation["schemes"][OAP]["karnataka"];
     assert_eq!(
-        karnataka["transitions"]["ELIGIBLE->PARTIAL_MATCH"], 1,
+        karnataka["transitions"]["ELIGIBLE->PARTIAL_MATCH"], "<10",
         "{simulation}"
+    );
+    assert!(karnataka.get("affected_sample").is_none(), "{simulation}");
+    assert!(!simulation.to_string().contains(&a), "{simulation}");
+    assert_eq!(
+        karnataka["newly_blocking_gaps"]["identity.age"], "<10",
+        "{simulation}"
+    );
+    assert!(
+        karnataka["monthly_outlay_before_inr"].is_null(),
+        "{simulation}"
+    );
+    // The operator's command line, which reads the database itself, shows the whole diff: A
+    // moves, and A's ₹600 a month (the 60-64 tier) leaves the outlay; B (58) was never eligible.
+    let proposal_file = std::env::temp_dir().join(format!("{}.yaml", unique("stricter")));
+    std::fs::write(&proposal_file, &stricter).unwrap();
+    let output = stack
+        .command(database_url, "unused-by-simulate")
+        .args([
+            "rules",
+            "simulate",
+            "--population",
+            "postgres",
+            "--format",
+            "json",
+        ])
+        .args(["--as-of", AS_OF, "--rules"])
+        .arg(&proposal_file)
+        .output()
+        .expect("the eligibility binary runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let full: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let karnataka = &full["schemes"][OAP]["karnataka"];
+    assert_eq!(
+        karnataka["transitions"]["ELIGIBLE->PARTIAL_MATCH"], 1,
+        "{full}"
     );
     assert_eq!(karnataka["affected_sample"], json!([a]));
     assert_eq!(
         karnataka["newly_blocking_gaps"]["identity.age"], 1,
-        "{simulation}"
+        "{full}"
     );
-    // A's ₹600 a month (the 60-64 tier) leaves the outlay; B (58) was never eligible.
     assert_eq!(karnataka["monthly_outlay_before_inr"], 600.0);
     assert_eq!(karnataka["monthly_outlay_after_inr"], 0.0);
 
@@ -549,7 +590,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     );
     assert_eq!(
         proposed["simulation"]["schemes"][OAP]["karnataka"]["transitions"]["ELIGIBLE->PARTIAL_MATCH"],
-        1,
+        "<10",
         "{proposed}"
     );
     let id = proposed["proposal_id"].as_i64().unwrap();
@@ -647,7 +688,8 @@ async fn bad_tokens_floods_big_bodies_and_outside_admins_are_refused() {
     )
     .await;
     let path = "/api/v1/rules/conflicts";
-    let good = token(Role::Auditor, "audit-1", &[]);
+    // Budgets are shared through Redis by every API process: this test's callers are its own.
+    let good = token(Role::Auditor, &unique("audit"), &[]);
     assert_eq!(api.get(path, Some(&good)).await.0, StatusCode::OK);
 
     let expired = Claims {
@@ -734,7 +776,7 @@ async fn bad_tokens_floods_big_bodies_and_outside_admins_are_refused() {
     );
     assert_eq!(body["error"], "rate_limit_exceeded");
     assert_eq!(body["status"], 429);
-    let other = token(Role::Auditor, "audit-2", &[]);
+    let other = token(Role::Auditor, &unique("audit"), &[]);
     assert_eq!(
         api.call(
             "POST",
@@ -765,14 +807,247 @@ async fn bad_tokens_floods_big_bodies_and_outside_admins_are_refused() {
     );
 
     // Admin routes from outside the allowed networks do not exist, even for an admin.
+    assert_eq!(admin_validates(&api).await, StatusCode::NOT_FOUND);
+}
+
+/// What `POST /rules/validate` answers an admin.
+async fn admin_validates(api: &Api) -> StatusCode {
     let admin = token(Role::Admin, "rules-1", &[]);
-    let (status, _, _) = api
-        .call(
-            "POST",
-            "/api/v1/rules/validate",
-            Some(&admin),
-            Some("rule_id: x".into()),
+    let body = Some("rule_id: x".to_string());
+    api.call("POST", "/api/v1/rules/validate", Some(&admin), body)
+        .await
+        .0
+}
+
+/// Waits, if needed, until the current rate-limit window has at least 8 s left, so that a
+/// budget spent now is still spent a few requests later.
+async fn early_in_a_window() {
+    let window = eligibility::api::limits::WINDOW_MS;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let left = window - now % window;
+    if left < 8_000 {
+        tokio::time::sleep(Duration::from_millis(left + 50)).await;
+    }
+}
+
+/// Sends `request` until it is refused with 429 (at most 20 times); the statuses seen.
+async fn until_refused<F, Fut>(mut request: F) -> Vec<StatusCode>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = StatusCode>,
+{
+    let mut statuses = Vec::new();
+    for _ in 0..20 {
+        let status = request().await;
+        statuses.push(status);
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            break;
+        }
+    }
+    statuses
+}
+
+/// The security review's holes (docs/api.md, "The security review, item by item"), one check
+/// each: an anonymous flood spends only its own address's budget, never a caller's; the
+/// address comes from trusted proxies only; budgets are shared by replicas in counters that
+/// expire; no admin route answers without an allowed network; the public OpenAPI document lists
+/// no admin route; every response carries the security headers; data after a JSON body is
+/// refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_review_s_holes_are_closed_end_to_end() {
+    let stack = Stack::get();
+    let database_url = stack.fresh_database("e2e_api_holes").await;
+    let limits = "read=600/6,check=6/600,evaluate=5/3,admin=10/10,public=600/600";
+    let env = [
+        ("ELIGIBILITY_API_RATE_LIMITS", limits),
+        ("ELIGIBILITY_API_TRUSTED_PROXIES", "127.0.0.1/32"),
+        // No admin network: the admin routes answer no one.
+        ("ELIGIBILITY_API_ADMIN_CIDRS", ""),
+    ];
+    let api = Api::start(&stack, &database_url, &env).await;
+    let replica = Api::start(&stack, &database_url, &env).await;
+    let citizen = token(Role::Citizen, &unique("usr_hole"), &[]);
+    let read = |api: &Api, path: &str, token: Option<&str>, client: &str| {
+        let mut request = api
+            .client
+            .get(format!("{}{path}", api.base))
+            .header("x-forwarded-for", client);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move { request.send().await.expect("the API answers").status() }
+    };
+
+    // H1: an anonymous flood (no token) from one client spends that client's budget only.
+    early_in_a_window().await;
+    let attacker = format!("203.0.113.{}", 1 + std::process::id() % 200);
+    let flood = until_refused(|| read(&api, "/api/v1/eligibility/anyone", None, &attacker)).await;
+    assert_eq!(
+        flood.last(),
+        Some(&StatusCode::TOO_MANY_REQUESTS),
+        "{flood:?}"
+    );
+    assert!(
+        flood[..flood.len() - 1]
+            .iter()
+            .all(|s| *s == StatusCode::UNAUTHORIZED),
+        "{flood:?}"
+    );
+    // A caller with a token behind the same proxy, even from the flooding address, is served.
+    let mine = "/api/v1/eligibility/nobody-stored";
+    assert_eq!(
+        read(&api, mine, Some(&citizen), &attacker).await,
+        StatusCode::NOT_FOUND
+    );
+    // Another client behind the proxy has its own budget.
+    assert_eq!(
+        read(&api, "/api/v1/eligibility/anyone", None, "198.51.100.7").await,
+        StatusCode::UNAUTHORIZED
+    );
+    // A client cannot pick its address: from an untrusted peer the header is not read, so the
+    // peer's own budget is what a flood spends (the replica trusts no proxy).
+    let untrusting = Api::start(
+        &stack,
+        &database_url,
+        &[("ELIGIBILITY_API_RATE_LIMITS", limits)],
+    )
+    .await;
+    let spoofs = until_refused(|| {
+        let address = format!("192.0.2.{}", rand_octet());
+        let base = untrusting.base.clone();
+        let client = untrusting.client.clone();
+        async move {
+            client
+                .get(format!("{base}/api/v1/eligibility/anyone"))
+                .header("x-forwarded-for", address)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    })
+    .await;
+    assert_eq!(
+        spoofs.last(),
+        Some(&StatusCode::TOO_MANY_REQUESTS),
+        "{spoofs:?}"
+    );
+
+    // L1/L2: a caller's budget is one across replicas, counted in Redis with an expiry.
+    early_in_a_window().await;
+    let busy = token(Role::Auditor, &unique("audit"), &[]);
+    let profile = json!({"profile": {"identity": {"age": 70}}}).to_string();
+    let check = |api: &Api| {
+        let request = api
+            .client
+            .post(format!("{}/api/v1/eligibility/check", api.base))
+            .bearer_auth(&busy)
+            .header("content-type", "application/json")
+            .body(profile.clone());
+        async move { request.send().await.unwrap().status() }
+    };
+    let spent = until_refused(|| check(&api)).await;
+    assert_eq!(
+        spent.last(),
+        Some(&StatusCode::TOO_MANY_REQUESTS),
+        "{spent:?}"
+    );
+    assert_eq!(check(&replica).await, StatusCode::TOO_MANY_REQUESTS);
+    let redis = redis::Client::open(stack.redis_url.as_str()).unwrap();
+    let mut connection = redis.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("eligibility_limit:check:c:*")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert!(!keys.is_empty());
+    for key in keys {
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        assert!(
+            (1..=2 * eligibility::api::limits::WINDOW_MS as i64).contains(&ttl),
+            "{key}: {ttl}"
+        );
+    }
+
+    // M5: no admin network configured: an admin's token reaches no admin route.
+    assert_eq!(admin_validates(&api).await, StatusCode::NOT_FOUND);
+
+    // L6: a proposal whose population diff is missing (it failed) cannot be approved.
+    let pool = fleet::postgres::pool(&database_url, 1).unwrap();
+    let id: i64 = pool
+        .get()
+        .await
+        .unwrap()
+        .query_one(
+            "INSERT INTO rule_proposals (rule_id, scheme_id, rule_version, rule_hash, rule_yaml, author)
+             VALUES ('rule_x_009', 'sch_x', 9, $1, 'rule_id: rule_x_009', 'rules-1')
+             RETURNING proposal_id",
+            &[&unique("hash")],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    let checker = token(Role::Admin, "rules-2", &[]);
+    let (status, refused) = untrusting
+        .post(
+            &format!("/api/v1/rules/proposals/{id}/decision"),
+            Some(&checker),
+            &json!({"decision": "approve", "reason": "looks fine"}),
         )
         .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert!(
+        refused["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no population diff"),
+        "{refused}"
+    );
+
+    // L7: the public OpenAPI document lists no admin route.
+    let (status, document) = api.get("/api/v1/openapi.json", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let paths = document["paths"].as_object().expect("paths");
+    assert!(paths.contains_key("/api/v1/eligibility/check"));
+    for admin_path in [
+        "/api/v1/rules/validate",
+        "/api/v1/rules/simulate",
+        "/api/v1/rules/proposals",
+    ] {
+        assert!(!paths.contains_key(admin_path), "{admin_path}");
+    }
+
+    // L8: personal data is neither stored nor sniffed; problems carry the same headers.
+    for (path, token) in [(mine, Some(citizen.as_str())), ("/api/v1/nothing", None)] {
+        let (_, headers, _) = api.call("GET", path, token, None).await;
+        assert_eq!(headers["cache-control"], "no-store", "{path}");
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+    }
+
+    // L5: data after the JSON body is refused, naming no value.
+    let other = token(Role::Auditor, &unique("audit"), &[]);
+    let (status, _, body) = api
+        .call(
+            "POST",
+            "/api/v1/eligibility/check",
+            Some(&other),
+            Some(format!("{profile} {{\"evil\": true}}")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(!body.to_string().contains("evil"), "{body}");
+}
+
+/// A different last octet each call (the spoofed addresses of one flood).
+fn rand_octet() -> u8 {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static NEXT: AtomicU8 = AtomicU8::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }

@@ -287,6 +287,8 @@ impl Worker {
             .args(["api", "serve"])
             .env("ELIGIBILITY_API_ADDR", format!("127.0.0.1:{api_port}"))
             .env("ELIGIBILITY_API_JWT_SECRET", secret)
+            // The admin routes answer no one unless allowed: the tests' clients are local.
+            .env("ELIGIBILITY_API_ADMIN_CIDRS", "127.0.0.1/32")
             .env("ELIGIBILITY_HTTP_ADDR", format!("127.0.0.1:{http_port}"))
             .env("ELIGIBILITY_LOG", "info")
             .envs(env.iter().copied())

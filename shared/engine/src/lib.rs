@@ -5,8 +5,9 @@
 //! - [`profile`]: citizen profiles, validated against the catalogue and hashed.
 //! - [`tree`]: a rule's condition tree; [`truth`]: a tree's three-valued truth for a profile;
 //!   [`benefit`]: what a scheme pays, by kind and tier.
-//! - [`rule`], [`load`], [`ruleset`]: the rule model, YAML loading with full validation reports,
-//!   and choosing the version of each scheme in effect.
+//! - [`rule`], [`load`], [`ruleset`]: the rule model, YAML loading with full validation reports
+//!   (each document read with its expanded size bounded: [`yaml`]), and choosing the version of
+//!   each scheme in effect.
 //! - [`temporal`]: effective dates, deadlines and application windows; [`calendar`]: which
 //!   schemes' outcomes change from one day to the next with no new data.
 //! - [`eval`], [`gaps`], [`next_steps`], [`outcome`]: the scalar evaluator with traces, gaps,
@@ -47,6 +48,7 @@ pub mod transitions;
 pub mod tree;
 pub mod truth;
 pub mod value;
+pub mod yaml;
 
 pub use catalogue::{Catalogue, FieldId, FieldType};
 pub use date::Date;

@@ -58,7 +58,7 @@ pub fn parse_rule_yaml(
             ),
         }]);
     }
-    let document: Json = serde_yaml_ng::from_str(text).map_err(|e| {
+    let document: Json = crate::yaml::read_bounded(text).map_err(|e| {
         vec![Problem {
             source: source.into(),
             id: None,

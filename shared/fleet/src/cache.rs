@@ -1,7 +1,8 @@
 //! The Redis cache: `eligibility:{user_id}:{scheme_id}` (the current verdict, 24 h) and
 //! `eligibility_summary:{user_id}` (the user's totals), and `eligibility_results:{user_id}` (the
 //! API's read-through copy of the user's result list) with its version counter
-//! `eligibility_results_version:{user_id}`. PostgreSQL stays the source of truth:
+//! `eligibility_results_version:{user_id}`; and the API's rate-limit counters
+//! (`eligibility_limit:…`, [`Cache::count`]). PostgreSQL stays the source of truth:
 //! a lost cache entry costs a read, never a verdict.
 
 use std::path::Path;
@@ -139,5 +140,21 @@ impl Cache {
     pub async fn get(&self, key: &str) -> redis::RedisResult<Option<String>> {
         let mut connection = self.connection.clone();
         connection.get(key).await
+    }
+
+    /// Counts one more use of a window's counter (the API's rate limits, shared by its
+    /// replicas) and returns the count, in one atomic round trip; the counter expires
+    /// `expire_ms` after its last use, so counters of past windows and of clients never seen
+    /// again go away by themselves.
+    pub async fn count(&self, key: &str, expire_ms: u64) -> redis::RedisResult<u64> {
+        let mut connection = self.connection.clone();
+        let (count,): (u64,) = redis::pipe()
+            .atomic()
+            .incr(key, 1)
+            .pexpire(key, expire_ms as i64)
+            .ignore()
+            .query_async(&mut connection)
+            .await?;
+        Ok(count)
     }
 }

@@ -43,9 +43,20 @@ impl<S: Send + Sync> FromRequest<S> for TextBody {
     }
 }
 
+/// The body as one JSON value of type `T`, and nothing after it but whitespace.
 fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+    let value = deserialize(&mut deserializer)?;
+    deserializer
+        .end()
+        .map_err(|_| field_error("", "data after the JSON value"))?;
+    Ok(value)
+}
+
+fn deserialize<T: DeserializeOwned>(
+    deserializer: &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+) -> Result<T, Problem> {
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
         let pointer = pointer_of(error.path());
         let inner = error.into_inner();
         // serde's messages quote the offending value; only its kind is told.
@@ -73,12 +84,22 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
     for segment in path.iter() {
         match segment {
             Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
-            Segment::Map { key } => pointer.push_str(&format!("/{key}")),
+            // A key is named only when it is a plain name: the pointer never carries text a
+            // client wrote beyond that (it ends at the key's parent instead).
+            Segment::Map { key } if is_plain(key) => pointer.push_str(&format!("/{key}")),
+            Segment::Map { .. } => break,
             Segment::Enum { variant } => pointer.push_str(&format!("/{variant}")),
             Segment::Unknown => {}
         }
     }
     pointer
+}
+
+fn is_plain(key: &str) -> bool {
+    (1..=64).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
 }
 
 pub fn field(pointer: &str, detail: &str) -> FieldError {
@@ -115,6 +136,23 @@ mod tests {
         let problem = parse::<Body>(json.as_bytes()).unwrap_err();
         assert_eq!(problem.status, 422);
         problem.errors[0].clone()
+    }
+
+    #[test]
+    fn data_after_the_json_value_and_odd_keys_are_refused_without_echo() {
+        let trailing = refused(r#"{"sample": 1} {"sample": 2}"#);
+        assert_eq!(
+            (trailing.pointer.as_str(), trailing.detail.as_str()),
+            ("", "data after the JSON value")
+        );
+        assert!(parse::<Body>(b"{\"sample\": 1}  \n").is_ok());
+        let odd = refused(r#"{"sample": 1, "<script>alert(1)</script>": 2}"#);
+        assert_eq!(
+            (odd.pointer.as_str(), odd.detail.as_str()),
+            ("", "unknown field")
+        );
+        let long = format!(r#"{{"sample": 1, "{}": 2}}"#, "k".repeat(65));
+        assert_eq!(refused(&long).pointer, "");
     }
 
     #[test]

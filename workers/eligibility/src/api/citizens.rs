@@ -251,7 +251,7 @@ pub async fn all_results(
     headers: HeaderMap,
     Path(user_id): Path<String>,
 ) -> Result<impl IntoResponse, Problem> {
-    let caller = service.admit(Class::Read, client.ip(), &headers)?;
+    let caller = service.admit(Class::Read, client.ip(), &headers).await?;
     let body = user_results(&service, &caller, &user_id).await?;
     Ok((
         [(axum::http::header::CONTENT_TYPE, "application/json")],
@@ -270,7 +270,7 @@ pub async fn partial_matches(
     headers: HeaderMap,
     Path(user_id): Path<String>,
 ) -> Result<Json<Vec<SchemeResult>>, Problem> {
-    let caller = service.admit(Class::Read, client.ip(), &headers)?;
+    let caller = service.admit(Class::Read, client.ip(), &headers).await?;
     let text = user_results(&service, &caller, &user_id).await?;
     let results: UserResults = serde_json::from_str(&text)
         .map_err(|e| Problem::from(anyhow::anyhow!("cached results of {user_id}: {e}")))?;
@@ -364,7 +364,7 @@ pub async fn one_scheme(
     headers: HeaderMap,
     Path((user_id, scheme_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, Problem> {
-    let caller = service.admit(Class::Read, client.ip(), &headers)?;
+    let caller = service.admit(Class::Read, client.ip(), &headers).await?;
     let stored = stored_user(&service, &caller, &user_id, Caller::may_read_user).await?;
     let verdict = stored
         .state
@@ -405,7 +405,7 @@ pub async fn gaps(
     headers: HeaderMap,
     Path(user_id): Path<String>,
 ) -> Result<Json<Vec<GapItem>>, Problem> {
-    let caller = service.admit(Class::Read, client.ip(), &headers)?;
+    let caller = service.admit(Class::Read, client.ip(), &headers).await?;
     let stored = stored_user(&service, &caller, &user_id, Caller::may_read_user).await?;
     let profile = &stored.state.profile.as_ref().expect("checked").profile;
     let mut items = Vec::new();
@@ -457,7 +457,9 @@ pub async fn evaluate(
     headers: HeaderMap,
     Path(user_id): Path<String>,
 ) -> Result<impl IntoResponse, Problem> {
-    let caller = service.admit(Class::Evaluate, client.ip(), &headers)?;
+    let caller = service
+        .admit(Class::Evaluate, client.ip(), &headers)
+        .await?;
     let stored = stored_user(&service, &caller, &user_id, Caller::may_reevaluate).await?;
     let profile = stored.state.profile.as_ref().expect("checked");
     let event_id = request_id(&user_id, &caller.subject);
@@ -523,7 +525,7 @@ pub async fn check(
     headers: HeaderMap,
     body: JsonBody<CheckRequest>,
 ) -> Result<Json<Value>, Problem> {
-    service.admit(Class::Check, client.ip(), &headers)?;
+    service.admit(Class::Check, client.ip(), &headers).await?;
     let request = body.0?;
     let book = service.book();
     let as_of = match &request.as_of {

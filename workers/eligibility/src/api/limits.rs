@@ -1,13 +1,16 @@
 //! Rate limits per caller and per client address, by class of route (docs/api.md, "Limits"):
 //! evaluations are expensive, so a caller or an address over its budget gets 429 with
-//! `Retry-After`, before any work is done.
+//! `Retry-After`, before any work is done. The budgets are counted in Redis, shared by every
+//! replica, in counters that expire.
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::str::FromStr;
 
+use fleet::cache::Cache;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
+use sha2::{Digest, Sha256};
 
 use super::problem::Problem;
 
@@ -81,13 +84,46 @@ impl FromStr for LimitConfig {
     }
 }
 
-/// The limiters, keyed by (class, caller) and (class, address).
+/// Whose budget a request spends.
+#[derive(Debug, Clone, Copy)]
+pub enum Key<'a> {
+    /// An authenticated caller, by token subject.
+    Caller(&'a str),
+    /// A client address (docs/api.md, "Client address"): anonymous routes, and requests whose
+    /// token was refused.
+    Address(IpAddr),
+}
+
+impl Key<'_> {
+    /// The key's part of a shared counter's name: an address as written, a subject by digest
+    /// (a bounded name whatever the token says).
+    fn id(&self) -> String {
+        match self {
+            Key::Caller(subject) => {
+                let digest = Sha256::digest(subject.as_bytes());
+                let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+                format!("c:{hex}")
+            }
+            Key::Address(address) => format!("a:{address}"),
+        }
+    }
+}
+
+/// Requests are counted in windows of a third of a minute, each admitting a third of the
+/// minute's budget (rounded up): short bursts pass, a steady flood does not.
+pub const WINDOW_MS: u64 = 20_000;
+
+/// The budgets, counted in Redis when shared (every replica spends the same budget, and a
+/// counter expires two windows after its last use), else — and whenever Redis fails — in this
+/// process.
 pub struct Limits {
+    config: LimitConfig,
+    shared: Option<Cache>,
     by_caller: Vec<(Class, DefaultKeyedRateLimiter<String>)>,
     by_address: Vec<(Class, DefaultKeyedRateLimiter<IpAddr>)>,
 }
 
-/// A burst is a third of a minute's budget: short bursts pass, a steady flood does not.
+/// The in-process fallback: the same third of a minute's budget as a burst, refilled evenly.
 fn quota(per_minute: u32) -> Quota {
     let per_minute = NonZeroU32::new(per_minute).expect("checked positive");
     let burst = NonZeroU32::new(per_minute.get().div_ceil(3)).expect("positive");
@@ -95,8 +131,11 @@ fn quota(per_minute: u32) -> Quota {
 }
 
 impl Limits {
+    /// Budgets counted in this process only.
     pub fn new(config: &LimitConfig) -> Limits {
         Limits {
+            config: config.clone(),
+            shared: None,
             by_caller: config
                 .per_class
                 .iter()
@@ -110,15 +149,70 @@ impl Limits {
         }
     }
 
-    /// Counts one request of `class` from `address`; refuses it with 429 and the seconds to
-    /// wait when the address's budget is spent.
-    pub fn admit_address(&self, class: Class, address: IpAddr) -> Result<(), Problem> {
-        check(&self.by_address, class, &address)
+    /// Budgets counted in `cache`, shared by every replica that counts there.
+    pub fn shared(config: &LimitConfig, cache: Cache) -> Limits {
+        Limits {
+            shared: Some(cache),
+            ..Limits::new(config)
+        }
     }
 
-    /// The same for an authenticated caller's budget.
-    pub fn admit_caller(&self, class: Class, caller: &str) -> Result<(), Problem> {
-        check(&self.by_caller, class, &caller.to_string())
+    /// Counts one request of `class` against `key`'s budget; refuses it with 429 and the
+    /// seconds to wait when the budget is spent.
+    pub async fn admit(&self, class: Class, key: Key<'_>) -> Result<(), Problem> {
+        let Some(&(_, caller, address)) = self.config.per_class.iter().find(|(c, ..)| *c == class)
+        else {
+            return Ok(());
+        };
+        let per_minute = match key {
+            Key::Caller(_) => caller,
+            Key::Address(_) => address,
+        };
+        if let Some(cache) = &self.shared {
+            let now = unix_ms();
+            let window = now / WINDOW_MS;
+            let counter = format!("eligibility_limit:{}:{}:{window}", class.name(), key.id());
+            match cache.count(&counter, 2 * WINDOW_MS).await {
+                Ok(count) if count <= u64::from(per_minute.div_ceil(3)) => return Ok(()),
+                Ok(_) => {
+                    let left_ms = (window + 1) * WINDOW_MS - now;
+                    return Err(Problem::rate_limited(left_ms.div_ceil(1000).max(1)));
+                }
+                Err(error) => {
+                    fleet::metrics::error("redis");
+                    tracing::warn!(%error, "rate-limit counters unavailable: counting in this process");
+                }
+            }
+        }
+        match key {
+            Key::Caller(subject) => check(&self.by_caller, class, &subject.to_string()),
+            Key::Address(address) => check(&self.by_address, class, &address),
+        }
+    }
+
+    /// Forgets the in-process counters of callers and addresses whose budget is whole again.
+    pub fn prune(&self) {
+        for (_, limiter) in &self.by_caller {
+            limiter.retain_recent();
+        }
+        for (_, limiter) in &self.by_address {
+            limiter.retain_recent();
+        }
+    }
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Class {
+    fn name(self) -> &'static str {
+        CLASSES
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map_or("?", |(n, _)| n)
     }
 }
 
@@ -155,8 +249,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_caller_over_budget_is_refused_with_a_wait_while_another_caller_is_not() {
+    #[tokio::test]
+    async fn in_process_a_caller_over_budget_is_refused_with_a_wait_while_another_is_not() {
         let config: LimitConfig = DEFAULT_LIMITS
             .replace("evaluate=5/3", "evaluate=3/100")
             .parse()
@@ -164,15 +258,51 @@ mod tests {
         let limits = Limits::new(&config);
         let address: IpAddr = "127.0.0.1".parse().unwrap();
         // A burst is a third of the minute's budget: one request.
-        assert!(limits.admit_caller(Class::Evaluate, "a").is_ok());
-        let refused = limits.admit_caller(Class::Evaluate, "a").unwrap_err();
+        assert!(
+            limits
+                .admit(Class::Evaluate, Key::Caller("a"))
+                .await
+                .is_ok()
+        );
+        let refused = limits
+            .admit(Class::Evaluate, Key::Caller("a"))
+            .await
+            .unwrap_err();
         assert_eq!(refused.status, 429);
         assert!(refused.retry_after_seconds.is_some_and(|s| s >= 1));
-        assert!(limits.admit_caller(Class::Evaluate, "b").is_ok());
+        assert!(
+            limits
+                .admit(Class::Evaluate, Key::Caller("b"))
+                .await
+                .is_ok()
+        );
         // Other classes keep their own budgets; the address has its own (100 a minute).
-        assert!(limits.admit_caller(Class::Read, "a").is_ok());
+        assert!(limits.admit(Class::Read, Key::Caller("a")).await.is_ok());
         for _ in 0..3 {
-            assert!(limits.admit_address(Class::Evaluate, address).is_ok());
+            assert!(
+                limits
+                    .admit(Class::Evaluate, Key::Address(address))
+                    .await
+                    .is_ok()
+            );
         }
+        limits.prune();
+        assert!(
+            limits
+                .admit(Class::Evaluate, Key::Caller("a"))
+                .await
+                .is_err(),
+            "pruning forgets only whole budgets"
+        );
+    }
+
+    #[test]
+    fn a_counter_is_named_by_class_and_a_bounded_digest_of_the_subject() {
+        let long = "x".repeat(10_000);
+        let id = Key::Caller(&long).id();
+        assert_eq!(id.len(), 2 + 32, "{id}");
+        assert_ne!(id, Key::Caller("y").id());
+        assert_eq!(Key::Address("10.1.2.3".parse().unwrap()).id(), "a:10.1.2.3");
+        assert_eq!(Class::Evaluate.name(), "evaluate");
     }
 }

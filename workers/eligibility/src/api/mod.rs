@@ -3,7 +3,8 @@
 //! full evaluations with the engine, and asks the fleet for re-evaluations over Kafka.
 //!
 //! - [`auth`]: JWT bearer tokens, roles and who may see which user.
-//! - [`limits`]: rate limits per caller and per client address.
+//! - [`client`]: the client's address behind trusted proxies.
+//! - [`limits`]: rate limits per caller and per client address, shared by the replicas.
 //! - [`body`], [`problem`]: strict request bodies and RFC 9457 problem responses.
 //! - [`service`]: what requests share, and their admission.
 //! - [`citizens`], [`rules`], [`proposals`]: the routes; [`openapi`]: their generated OpenAPI document.
@@ -11,6 +12,7 @@
 pub mod auth;
 pub mod body;
 pub mod citizens;
+pub mod client;
 pub mod limits;
 pub mod openapi;
 pub mod problem;
@@ -31,8 +33,9 @@ use axum::response::Response;
 use axum::routing::{MethodRouter, get, post};
 
 use self::auth::Verifier;
-use self::limits::Limits;
-use self::service::{AdminNetworks, Service};
+use self::client::Networks;
+use self::limits::LimitConfig;
+use self::service::Service;
 
 /// What `api serve` is given beyond a worker's configuration.
 pub struct ApiConfig {
@@ -40,12 +43,15 @@ pub struct ApiConfig {
     pub addr: SocketAddr,
     /// Serve the admin routes only on this address; None: on `addr`.
     pub admin_addr: Option<SocketAddr>,
-    /// Client networks allowed on the admin routes.
-    pub admin_networks: AdminNetworks,
+    /// Client networks allowed on the admin routes; empty: none.
+    pub admin_networks: Networks,
+    /// Peers whose `Forwarded` / `X-Forwarded-For` headers name the client (docs/api.md,
+    /// "Client address"); empty: the TCP peer is the client.
+    pub trusted_proxies: Networks,
     /// How tokens are checked.
     pub verifier: Verifier,
     /// Requests per minute per caller / per client address, by class of route.
-    pub limits: Limits,
+    pub limits: LimitConfig,
 }
 
 /// Serves the API until `shutdown` (docs/api.md): health and readiness on
@@ -65,7 +71,14 @@ pub async fn serve(
     ]
     .map(str::to_string);
     let connections = fleet::connect::Connections::open(&config, 16, &topics).await?;
-    let service = Service::new(connections, api.verifier, api.limits, api.admin_networks).await?;
+    let service = Service::new(
+        connections,
+        api.verifier,
+        &api.limits,
+        api.admin_networks,
+        api.trusted_proxies,
+    )
+    .await?;
     health.dependencies_answered();
     fleet::connect::check_cache(&service.cache, &health).await;
     health.set_ready();
@@ -76,6 +89,7 @@ pub async fn serve(
         while !refresh_shutdown.requested() {
             tick.tick().await;
             health.heartbeat();
+            refresher.limits.prune();
             match refresher.refresh_rules().await {
                 Ok(()) => health.dependencies_answered(),
                 Err(e) => {
@@ -94,7 +108,10 @@ pub async fn serve(
         "ELIGIBILITY_API_ADDR",
     )];
     if let Some(addr) = api.admin_addr {
-        let admin = router_of(service.clone(), routes().into_iter().filter(|r| r.admin));
+        let admin = router_of(service.clone(), routes().into_iter().filter(|r| r.admin)).route(
+            "/api/v1/openapi.json",
+            get(|| async { axum::Json(openapi::document(true)) }),
+        );
         servers.push(listen(
             addr,
             admin,
@@ -242,7 +259,7 @@ pub fn routes() -> Vec<Route> {
 }
 
 /// The API's router: every route (the admin ones too when `with_admin`) and the OpenAPI
-/// document.
+/// document, which lists no admin route (the admin listener serves the whole one).
 pub fn router(service: Arc<Service>, with_admin: bool) -> Router {
     router_of(
         service,
@@ -250,7 +267,7 @@ pub fn router(service: Arc<Service>, with_admin: bool) -> Router {
     )
     .route(
         "/api/v1/openapi.json",
-        get(|| async { axum::Json(openapi::document()) }),
+        get(|| async { axum::Json(openapi::document(false)) }),
     )
 }
 
@@ -262,7 +279,30 @@ fn router_of(service: Arc<Service>, routes: impl Iterator<Item = Route>) -> Rout
     app.fallback(|| async { problem::Problem::not_found() })
         .layer(DefaultBodyLimit::max(body::MAX_BODY_BYTES))
         .layer(middleware::from_fn(record))
+        .layer(middleware::from_fn(secure))
         .with_state(service)
+}
+
+/// Headers on every response (docs/api.md, "Security headers"): personal data is never
+/// stored by a browser or a shared cache, never sniffed as another type, never framed.
+async fn secure(request: Request, next: Next) -> Response {
+    use axum::http::{HeaderValue, header};
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    response
 }
 
 /// Counts each request by route and status, and times it (docs/metrics.md).

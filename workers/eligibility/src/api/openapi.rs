@@ -60,8 +60,22 @@ impl Modify for BearerAuth {
     }
 }
 
-pub fn document() -> serde_json::Value {
-    serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serialises")
+/// The document; without the admin routes unless `with_admin` (the public listener's lists
+/// none: docs/api.md, "Authentication and roles").
+pub fn document(with_admin: bool) -> serde_json::Value {
+    let mut document =
+        serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serialises");
+    if !with_admin && let Some(paths) = document["paths"].as_object_mut() {
+        for route in super::routes().into_iter().filter(|r| r.admin) {
+            if let Some(methods) = paths.get_mut(route.path).and_then(|p| p.as_object_mut()) {
+                methods.remove(&route.method.as_str().to_ascii_lowercase());
+                if methods.is_empty() {
+                    paths.remove(route.path);
+                }
+            }
+        }
+    }
+    document
 }
 
 #[cfg(test)]
@@ -72,7 +86,7 @@ mod tests {
     /// operation answers with described responses; every schema it references exists.
     #[test]
     fn every_route_is_in_the_document_and_every_reference_resolves() {
-        let doc = document();
+        let doc = document(true);
         assert!(
             doc["openapi"]
                 .as_str()
@@ -134,5 +148,23 @@ mod tests {
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
         );
+    }
+
+    /// The public listener's document lists every route but the admin ones.
+    #[test]
+    fn the_public_document_lists_no_admin_route() {
+        let public = document(false);
+        let routes = super::super::routes();
+        assert!(routes.iter().filter(|r| r.admin).count() >= 5);
+        for route in &routes {
+            let method = route.method.as_str().to_lowercase();
+            assert_eq!(
+                public["paths"][route.path][&method].is_object(),
+                !route.admin,
+                "{} {}",
+                route.method,
+                route.path
+            );
+        }
     }
 }

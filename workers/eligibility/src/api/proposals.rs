@@ -60,7 +60,7 @@ pub async fn propose(
     headers: HeaderMap,
     body: JsonBody<ProposeRequest>,
 ) -> Result<(StatusCode, Json<Proposal>), Problem> {
-    let caller = admin(&service, client, &headers)?;
+    let caller = admin(&service, client, &headers).await?;
     let request = body.0?;
     let book = service.book();
     let (rule, as_of) = proposed_rule(&book, &request.rule_yaml, request.as_of.as_deref())?;
@@ -104,7 +104,7 @@ pub async fn proposal(
     headers: HeaderMap,
     Path(id): Path<i64>,
 ) -> Result<Json<Proposal>, Problem> {
-    admin(&service, client, &headers)?;
+    admin(&service, client, &headers).await?;
     Ok(Json(open(&service, id).await?))
 }
 
@@ -113,7 +113,7 @@ pub async fn proposal(
     request_body = DecisionRequest,
     responses((status = 200, description = "The decided proposal (kept on record); an approved document is published on policy.rules.updated, where the fleet takes it live", body = Object),
               (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
-              (status = 409, description = "Already decided, or the caller wrote it (four eyes)", body = ProblemBody),
+              (status = 409, description = "Already decided, the caller wrote it (four eyes), or an approval of a proposal without its population diff", body = ProblemBody),
               (status = 422, body = ProblemBody), (status = 429, body = ProblemBody)),
     security(("bearer" = [])))]
 pub async fn decide(
@@ -123,7 +123,7 @@ pub async fn decide(
     Path(id): Path<i64>,
     body: JsonBody<DecisionRequest>,
 ) -> Result<Json<Proposal>, Problem> {
-    let caller = admin(&service, client, &headers)?;
+    let caller = admin(&service, client, &headers).await?;
     let DecisionRequest { decision, reason } = body.0?;
     if reason.trim().is_empty() {
         return Err(body::field_error("/reason", "say why"));
@@ -142,6 +142,13 @@ pub async fn decide(
         )));
     }
     let approving = decision == Decision::Approve;
+    if approving && proposal.simulation.is_none() {
+        return Err(Problem::conflict(format!(
+            "proposal {id} has no population diff (it failed or never ran): no one can approve \
+             what no one has seen; propose the version again, or approve it with \
+             `eligibility rules approve`, which computes the diff first"
+        )));
+    }
     let decided = proposals::decide(&service.pool, id, &caller.subject, &reason, approving).await?;
     if approving {
         let record =

@@ -31,9 +31,12 @@ const REDACTED: [&str; 2] = ["last_modified_by", "last_modified_at"];
 pub async fn public_rule(
     State(service): State<Arc<Service>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     Path(scheme_id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
-    service.limits.admit_address(Class::Public, client.ip())?;
+    service
+        .admit_anonymous(Class::Public, client.ip(), &headers)
+        .await?;
     let book = service.book();
     let today = crate::clock::today();
     let rule = book
@@ -88,7 +91,7 @@ pub async fn versions(
     headers: HeaderMap,
     Path(scheme_id): Path<String>,
 ) -> Result<Json<Vec<RuleVersion>>, Problem> {
-    service.admit(Class::Read, client.ip(), &headers)?;
+    service.admit(Class::Read, client.ip(), &headers).await?;
     let db = service.pool.get().await?;
     let rows = db
         .query(
@@ -127,7 +130,7 @@ pub async fn conflicts(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, Problem> {
-    service.admit(Class::Read, client.ip(), &headers)?;
+    service.admit(Class::Read, client.ip(), &headers).await?;
     Ok(Json(service.conflicts().as_ref().clone()))
 }
 
@@ -166,15 +169,20 @@ pub(super) fn simulation_engine() -> Result<kernels::engine_select::Engine, Prob
         .map_err(|e| Problem::from(anyhow::anyhow!("{e}")))
 }
 
-pub(super) fn admin(
+/// Admits an admin route: only from a client address in the admin networks (none when the list
+/// is empty), only with the admin role; anything else is 404, as if the route did not exist.
+pub(super) async fn admin(
     service: &Service,
-    client: SocketAddr,
+    peer: SocketAddr,
     headers: &HeaderMap,
 ) -> Result<Caller, Problem> {
-    if !service.admin_networks.allows(client.ip()) {
+    if !service
+        .admin_networks
+        .contains(service.client(peer.ip(), headers))
+    {
         return Err(Problem::not_found());
     }
-    let caller = service.admit(Class::Admin, client.ip(), headers)?;
+    let caller = service.admit(Class::Admin, peer.ip(), headers).await?;
     if caller.role != Role::Admin {
         return Err(Problem::not_found());
     }
@@ -210,7 +218,7 @@ pub async fn validate(
     headers: HeaderMap,
     body: TextBody,
 ) -> Result<Json<Validation>, Problem> {
-    admin(&service, client, &headers)?;
+    admin(&service, client, &headers).await?;
     let text = body.0?;
     let book = service.book();
     Ok(Json(
@@ -256,7 +264,7 @@ const MAX_SAMPLE: u32 = 100_000;
 
 #[utoipa::path(post, path = "/api/v1/rules/simulate", tag = "rules (admin)",
     request_body = SimulateRequest,
-    responses((status = 200, description = "Per changed scheme and state: verdict transitions, monthly outlay before and after, newly blocking gaps, affected user ids; conflicts introduced", body = Object),
+    responses((status = 200, description = "Per changed scheme and state: verdict transitions, monthly outlay before and after, newly blocking gaps (counts under 10 said as \"<10\", no user ids); conflicts introduced", body = Object),
               (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
               (status = 413, body = ProblemBody), (status = 422, body = ProblemBody), (status = 429, body = ProblemBody)),
     security(("bearer" = [])))]
@@ -266,7 +274,7 @@ pub async fn simulate(
     headers: HeaderMap,
     body: JsonBody<SimulateRequest>,
 ) -> Result<Json<Value>, Problem> {
-    admin(&service, client, &headers)?;
+    admin(&service, client, &headers).await?;
     let request = body.0?;
     let sample = request.sample.unwrap_or(10_000);
     if sample == 0 || sample > MAX_SAMPLE {
@@ -288,5 +296,5 @@ pub async fn simulate(
             &mut diff,
         )
         .await?;
-    Ok(Json(serde_json::to_value(&diff).expect("serialisable")))
+    Ok(Json(diff.for_admins()))
 }

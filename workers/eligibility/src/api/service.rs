@@ -1,6 +1,6 @@
 //! What every request shares: the connections, the rules (reloaded when `eligibility_rules`
 //! changes), the token verifier and the rate limiters; and the admission of a request
-//! (address limit, token, caller limit) in one place.
+//! (client address, token, the budget it spends) in one place.
 
 use std::net::IpAddr;
 use std::sync::{Arc, RwLock};
@@ -14,59 +14,11 @@ use fleet::cache::Cache;
 use rdkafka::producer::FutureProducer;
 
 use super::auth::{Caller, Verifier};
-use super::limits::{Class, Limits};
+use super::client::{Networks, client_address};
+use super::limits::{Class, Key, LimitConfig, Limits};
 use super::problem::Problem;
 use crate::rules::book::RuleBook;
 use crate::rules::store as rules_store;
-
-/// Which client addresses may call the admin routes; empty: any.
-#[derive(Debug, Clone, Default)]
-pub struct AdminNetworks(pub Vec<(IpAddr, u8)>);
-
-impl AdminNetworks {
-    pub fn parse(text: &str) -> Result<AdminNetworks, String> {
-        let mut networks = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (address, bits) = part.split_once('/').unwrap_or((part, ""));
-            let address: IpAddr = address
-                .parse()
-                .map_err(|_| format!("{part:?} is not an address or CIDR block"))?;
-            let max = if address.is_ipv4() { 32 } else { 128 };
-            let bits = if bits.is_empty() {
-                max
-            } else {
-                bits.parse::<u8>()
-                    .ok()
-                    .filter(|b| *b <= max)
-                    .ok_or_else(|| format!("{part:?}: the prefix length must be 0..={max}"))?
-            };
-            networks.push((address, bits));
-        }
-        Ok(AdminNetworks(networks))
-    }
-
-    pub fn allows(&self, client: IpAddr) -> bool {
-        self.0.is_empty()
-            || self
-                .0
-                .iter()
-                .any(|&(network, bits)| within(client, network, bits))
-    }
-}
-
-fn within(client: IpAddr, network: IpAddr, bits: u8) -> bool {
-    match (client, network) {
-        (IpAddr::V4(c), IpAddr::V4(n)) => {
-            let mask = u32::MAX.checked_shl(32 - u32::from(bits)).unwrap_or(0);
-            u32::from(c) & mask == u32::from(n) & mask
-        }
-        (IpAddr::V6(c), IpAddr::V6(n)) => {
-            let mask = u128::MAX.checked_shl(128 - u32::from(bits)).unwrap_or(0);
-            u128::from(c) & mask == u128::from(n) & mask
-        }
-        _ => false,
-    }
-}
 
 pub struct Service {
     pub pool: Pool,
@@ -75,7 +27,10 @@ pub struct Service {
     pub producer: FutureProducer,
     pub verifier: Verifier,
     pub limits: Limits,
-    pub admin_networks: AdminNetworks,
+    /// Client networks allowed on the admin routes; empty: none.
+    pub admin_networks: Networks,
+    /// Peers whose forwarded-client headers are believed (docs/api.md, "Client address").
+    pub trusted_proxies: Networks,
     book: RwLock<Arc<RuleBook>>,
     /// The conflict report of the book's revision, worked out on first request.
     conflicts: RwLock<Option<(i64, Arc<serde_json::Value>)>>,
@@ -88,18 +43,20 @@ impl Service {
     pub async fn new(
         connections: fleet::connect::Connections,
         verifier: Verifier,
-        limits: Limits,
-        admin_networks: AdminNetworks,
+        limits: &LimitConfig,
+        admin_networks: Networks,
+        trusted_proxies: Networks,
     ) -> anyhow::Result<Arc<Service>> {
         let book = load_book(&connections.pool).await?;
         Ok(Arc::new(Service {
             pool: connections.pool,
+            limits: Limits::shared(limits, connections.cache.clone()),
             cache: connections.cache,
             codec: connections.codec,
             producer: connections.producer,
             verifier,
-            limits,
             admin_networks,
+            trusted_proxies,
             book: RwLock::new(Arc::new(book)),
             conflicts: RwLock::new(None),
         }))
@@ -120,18 +77,44 @@ impl Service {
         Ok(())
     }
 
-    /// Admits a request of `class`: the address's budget first (so that a flood of bad tokens
-    /// is refused cheaply), then the token, then the caller's budget.
-    pub fn admit(
+    /// The client's address behind the trusted proxies (docs/api.md, "Client address").
+    pub fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+        client_address(peer, headers, &self.trusted_proxies)
+    }
+
+    /// Admits a request of `class` (docs/api.md, "Limits"): a caller whose token holds spends
+    /// its own budget only, so no one else can spend it; a refused token spends the client
+    /// address's budget (a flood of bad tokens is refused with 429 once that is spent).
+    pub async fn admit(
         &self,
         class: Class,
-        client: IpAddr,
+        peer: IpAddr,
         headers: &HeaderMap,
     ) -> Result<Caller, Problem> {
-        self.limits.admit_address(class, client)?;
-        let caller = self.verifier.caller(headers)?;
-        self.limits.admit_caller(class, &caller.subject)?;
-        Ok(caller)
+        match self.verifier.caller(headers) {
+            Ok(caller) => {
+                self.limits
+                    .admit(class, Key::Caller(&caller.subject))
+                    .await?;
+                Ok(caller)
+            }
+            Err(refused) => {
+                let client = self.client(peer, headers);
+                self.limits.admit(class, Key::Address(client)).await?;
+                Err(refused)
+            }
+        }
+    }
+
+    /// Admits a request of an anonymous route against the client address's budget.
+    pub async fn admit_anonymous(
+        &self,
+        class: Class,
+        peer: IpAddr,
+        headers: &HeaderMap,
+    ) -> Result<(), Problem> {
+        let client = self.client(peer, headers);
+        self.limits.admit(class, Key::Address(client)).await
     }
 
     /// The conflicts among the rules in effect, per revision.
@@ -153,30 +136,4 @@ async fn load_book(pool: &Pool) -> anyhow::Result<RuleBook> {
     let catalogue = Catalogue::bundled();
     let loaded = rules_store::load(pool, &catalogue).await?;
     RuleBook::new(catalogue, loaded)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn admin_networks_match_by_prefix_and_refuse_bad_blocks() {
-        let networks = AdminNetworks::parse("10.0.0.0/8, 127.0.0.1, ::1/128").unwrap();
-        assert!(networks.allows("10.20.30.40".parse().unwrap()));
-        assert!(networks.allows("127.0.0.1".parse().unwrap()));
-        assert!(networks.allows("::1".parse().unwrap()));
-        assert!(!networks.allows("11.0.0.1".parse().unwrap()));
-        assert!(!networks.allows("127.0.0.2".parse().unwrap()));
-        assert!(
-            AdminNetworks::parse("")
-                .unwrap()
-                .allows("8.8.8.8".parse().unwrap())
-        );
-        assert!(
-            AdminNetworks::parse("10.0.0.0/33")
-                .unwrap_err()
-                .contains("0..=32")
-        );
-        assert!(AdminNetworks::parse("ten/8").unwrap_err().contains("ten"));
-    }
 }

@@ -12,8 +12,8 @@ use fleet::config::WorkerArgs;
 use super::setup::{runtime, warn_unknown};
 use crate::api::ApiConfig;
 use crate::api::auth::{Claims, Role, Verifier, mint_hs256};
-use crate::api::limits::{DEFAULT_LIMITS, LimitConfig, Limits};
-use crate::api::service::AdminNetworks;
+use crate::api::client::Networks;
+use crate::api::limits::{DEFAULT_LIMITS, LimitConfig};
 
 #[derive(Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once at start
@@ -38,9 +38,14 @@ pub struct ServeArgs {
     /// internal port); unset: on the API address.
     #[arg(long, env = "ELIGIBILITY_API_ADMIN_ADDR", help_heading = "API")]
     pub api_admin_addr: Option<SocketAddr>,
-    /// Client networks allowed on the admin routes, comma-separated CIDR blocks; unset: any.
+    /// Client networks allowed on the admin routes, comma-separated CIDR blocks; unset: none
+    /// (the admin routes answer 404 to everyone).
     #[arg(long, env = "ELIGIBILITY_API_ADMIN_CIDRS", help_heading = "API")]
     pub api_admin_cidrs: Option<String>,
+    /// Proxies whose `Forwarded` / `X-Forwarded-For` headers name the client (the Ingress
+    /// controller's addresses), comma-separated CIDR blocks; unset: the TCP peer is the client.
+    #[arg(long, env = "ELIGIBILITY_API_TRUSTED_PROXIES", help_heading = "API")]
+    pub api_trusted_proxies: Option<String>,
     #[command(flatten)]
     pub token: TokenKeyArgs,
     /// Requests per minute per caller / per client address, by class of route.
@@ -187,10 +192,12 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     let api = ApiConfig {
         addr: args.api_addr,
         admin_addr: args.api_admin_addr,
-        admin_networks: AdminNetworks::parse(args.api_admin_cidrs.as_deref().unwrap_or_default())
+        admin_networks: Networks::parse(args.api_admin_cidrs.as_deref().unwrap_or_default())
             .map_err(|e| anyhow::anyhow!("ELIGIBILITY_API_ADMIN_CIDRS: {e}"))?,
+        trusted_proxies: Networks::parse(args.api_trusted_proxies.as_deref().unwrap_or_default())
+            .map_err(|e| anyhow::anyhow!("ELIGIBILITY_API_TRUSTED_PROXIES: {e}"))?,
         verifier: args.token.verifier()?,
-        limits: Limits::new(&args.api_rate_limits),
+        limits: args.api_rate_limits,
     };
     runtime()?.block_on(async {
         let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();

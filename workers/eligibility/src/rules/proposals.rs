@@ -182,7 +182,7 @@ pub async fn simulate(
     simulation
         .run_stored(engine, pool, state, None, &mut diff)
         .await?;
-    let json = serde_json::to_value(&diff)?;
+    let json = diff.for_admins();
     attach_simulation(pool, id, &json).await?;
     let totals = diff.totals();
     let event = RuleSimulationCompleted {

@@ -358,7 +358,59 @@ pub struct Totals {
     pub monthly_outlay_change_inr: f64,
 }
 
+/// Counts below this are reported as `"<10"` to admins (docs/api.md, "What admins see").
+pub const SMALL_CELL: usize = 10;
+
+/// A count as admins see it: itself, or `"<10"` when it is small enough to single out people.
+fn cell(count: usize) -> serde_json::Value {
+    if count < SMALL_CELL {
+        serde_json::Value::from(format!("<{SMALL_CELL}"))
+    } else {
+        serde_json::Value::from(count)
+    }
+}
+
 impl Diff {
+    /// The diff as the admin routes, the stored proposal and `rule.simulation.completed` carry
+    /// it (docs/api.md, "What admins see"): no user id, and every count under [`SMALL_CELL`]
+    /// said as `"<10"`; where a scheme's state cell holds fewer than that many citizens, its
+    /// money sums are withheld too (`null`), since they would tell what those few receive.
+    pub fn for_admins(&self) -> serde_json::Value {
+        let mut json = serde_json::to_value(self).expect("a diff serialises");
+        json["citizens"] = cell(self.citizens);
+        for (scheme, states) in &self.schemes {
+            for (state, diff) in states {
+                let out = &mut json["schemes"][scheme][state];
+                let Some(out) = out.as_object_mut() else {
+                    continue;
+                };
+                out.remove("affected_sample");
+                let total: usize = diff.transitions.values().sum();
+                for (name, counts) in [
+                    ("transitions", &diff.transitions),
+                    ("newly_blocking_gaps", &diff.newly_blocking_gaps),
+                ] {
+                    out.insert(
+                        name.into(),
+                        counts
+                            .iter()
+                            .map(|(key, &n)| (key.clone(), cell(n)))
+                            .collect::<serde_json::Map<_, _>>()
+                            .into(),
+                    );
+                }
+                if total < SMALL_CELL {
+                    for (name, value) in out.iter_mut() {
+                        if name.ends_with("_inr") {
+                            *value = serde_json::Value::Null;
+                        }
+                    }
+                }
+            }
+        }
+        json
+    }
+
     pub fn totals(&self) -> Totals {
         let eligible = Verdict::Eligible.name();
         let mut totals = Totals {
@@ -470,6 +522,57 @@ async fn stored_population(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn admins_see_no_user_id_and_no_small_cell() {
+        let mut diff = Diff {
+            citizens: 25,
+            ..Diff::default()
+        };
+        let big = StateDiff {
+            transitions: BTreeMap::from([
+                ("ELIGIBLE->ELIGIBLE".to_string(), 20),
+                ("ELIGIBLE->NOT_ELIGIBLE".to_string(), 3),
+            ]),
+            newly_blocking_gaps: BTreeMap::from([("economic.annual_income".to_string(), 3)]),
+            monthly_outlay_before_inr: 23_000.0,
+            affected_sample: vec!["usr_1".into()],
+            ..StateDiff::default()
+        };
+        let small = StateDiff {
+            transitions: BTreeMap::from([("PARTIAL_MATCH->ELIGIBLE".to_string(), 2)]),
+            monthly_outlay_after_inr: 2_000.0,
+            affected_sample: vec!["usr_2".into()],
+            ..StateDiff::default()
+        };
+        diff.schemes.insert(
+            "sch_x".into(),
+            BTreeMap::from([("karnataka".to_string(), big), ("goa".to_string(), small)]),
+        );
+        let shown = diff.for_admins();
+        let text = shown.to_string();
+        assert!(!text.contains("usr_"), "{text}");
+        assert_eq!(shown["citizens"], 25);
+        let karnataka = &shown["schemes"]["sch_x"]["karnataka"];
+        assert_eq!(karnataka["transitions"]["ELIGIBLE->ELIGIBLE"], 20);
+        assert_eq!(karnataka["transitions"]["ELIGIBLE->NOT_ELIGIBLE"], "<10");
+        assert_eq!(
+            karnataka["newly_blocking_gaps"]["economic.annual_income"],
+            "<10"
+        );
+        assert_eq!(karnataka["monthly_outlay_before_inr"], 23_000.0);
+        let goa = &shown["schemes"]["sch_x"]["goa"];
+        assert_eq!(goa["transitions"]["PARTIAL_MATCH->ELIGIBLE"], "<10");
+        assert!(goa["monthly_outlay_after_inr"].is_null(), "{goa}");
+        assert_eq!(
+            Diff {
+                citizens: 3,
+                ..Diff::default()
+            }
+            .for_admins()["citizens"],
+            "<10"
+        );
+    }
     use engine::temporal::applicability;
 
     /// The batch diff equals scalar evaluations of the two versions, citizen by citizen: the
