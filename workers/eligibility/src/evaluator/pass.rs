@@ -266,6 +266,7 @@ impl<'a> Inputs<'a> {
         let stored = user.profile.as_ref().map(|p| (p.as_of, p.next_age_change));
         // A rule change can move the next age change too (a new age limit).
         user.profile_touched |= new_snapshot || stored != Some((as_of, next_age_change));
+        user.access_changed |= user.profile.as_ref().is_some_and(|p| p.state != state);
         if new_snapshot {
             user.snapshots
                 .push((self.profile.input_snapshot_hash.clone(), self.json.clone()));

@@ -119,14 +119,19 @@ async fn encode_events(codec: &Codec, events: &[OutEvent]) -> Result<Vec<Outgoin
 }
 
 /// Refreshes the cache for what the batch changed (only outcomes that changed, and the totals of
-/// users with any). A Redis failure is counted and logged, not fatal: PostgreSQL has the
-/// verdicts, and a missing entry only costs a read.
+/// users with any), and moves the results version of every user whose verdicts or stored state
+/// changed, so that no copy the API cached before is served after (docs/api.md, "Cache"). A
+/// Redis failure is counted and logged, not fatal: PostgreSQL has the verdicts, and a missing
+/// entry only costs a read.
 async fn write_cache(cache: &Cache, users: &[(String, UserState)]) {
     let mut puts = Vec::new();
     let mut deletes = Vec::new();
-    let mut versions = Vec::new();
+    let versions: Vec<String> = users
+        .iter()
+        .filter(|(_, u)| !u.touched.is_empty() || u.access_changed)
+        .map(|(user_id, _)| fleet::cache::results_version_key(user_id))
+        .collect();
     for (user_id, user) in users.iter().filter(|(_, u)| !u.touched.is_empty()) {
-        versions.push(fleet::cache::results_version_key(user_id));
         for scheme in &user.touched {
             let key = fleet::cache::verdict_key(user_id, scheme);
             match (user.verdicts.get(scheme.as_str()), user.written.get(scheme)) {

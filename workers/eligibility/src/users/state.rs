@@ -84,6 +84,9 @@ pub struct UserState {
     /// The touched verdicts still held, as the cache shows them.
     pub written: BTreeMap<String, NewVerdict>,
     pub profile_touched: bool,
+    /// The stored state — what a caseworker's access depends on — changed in this batch: the
+    /// API's cached copies of the user must not be served again (docs/api.md, "Cache").
+    pub access_changed: bool,
     /// Every profile this batch evaluated (input hash, JSON): audit rows point at them.
     pub snapshots: Vec<(String, ProfileText)>,
 }
