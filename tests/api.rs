@@ -857,16 +857,23 @@ async fn bad_tokens_floods_big_bodies_and_outside_admins_are_refused() {
     );
 
     // Admin routes from outside the allowed networks do not exist, even for an admin.
-    assert_eq!(admin_validates(&api).await, StatusCode::NOT_FOUND);
+    assert_eq!(
+        admin_validates(&api, &api.base).await,
+        StatusCode::NOT_FOUND
+    );
 }
 
-/// What `POST /rules/validate` answers an admin.
-async fn admin_validates(api: &Api) -> StatusCode {
+/// What `POST /rules/validate` on `base` answers an admin.
+async fn admin_validates(api: &Api, base: &str) -> StatusCode {
     let admin = token(Role::Admin, "rules-1", &[]);
-    let body = Some("rule_id: x".to_string());
-    api.call("POST", "/api/v1/rules/validate", Some(&admin), body)
+    api.client
+        .post(format!("{base}/api/v1/rules/validate"))
+        .bearer_auth(admin)
+        .body("rule_id: x")
+        .send()
         .await
-        .0
+        .expect("the API answers")
+        .status()
 }
 
 /// Waits, if needed, until the current rate-limit window has at least 8 s left, so that a
@@ -1027,7 +1034,10 @@ async fn the_review_s_holes_are_closed_end_to_end() {
     }
 
     // M5: no admin network configured: an admin's token reaches no admin route.
-    assert_eq!(admin_validates(&api).await, StatusCode::NOT_FOUND);
+    assert_eq!(
+        admin_validates(&api, &api.base).await,
+        StatusCode::NOT_FOUND
+    );
 
     // L6: a proposal whose population diff is missing (it failed) cannot be approved.
     let pool = fleet::postgres::pool(&database_url, 1).unwrap();
@@ -1093,6 +1103,73 @@ async fn the_review_s_holes_are_closed_end_to_end() {
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(!body.to_string().contains("evil"), "{body}");
+}
+
+/// The chart's layout: the admin routes on their own listener (`ELIGIBILITY_API_ADMIN_ADDR`),
+/// both listeners serving at once; and no connection held by a client that sends its headers
+/// slowly or goes silent (`HEADER_TIMEOUT`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_admin_listener_serves_beside_the_api_and_slow_clients_are_cut_off() {
+    use std::io::{Read, Write};
+    let stack = Stack::get();
+    let database_url = stack.fresh_database("e2e_api_listeners").await;
+    let admin_port = free_port();
+    let admin_addr = format!("127.0.0.1:{admin_port}");
+    let api = Api::start(
+        &stack,
+        &database_url,
+        &[("ELIGIBILITY_API_ADMIN_ADDR", admin_addr.as_str())],
+    )
+    .await;
+    let admin_base = format!("http://{admin_addr}");
+    assert_eq!(
+        admin_validates(&api, &api.base).await,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(admin_validates(&api, &admin_base).await, StatusCode::OK);
+    let document: Value = api
+        .client
+        .get(format!("{admin_base}/api/v1/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(document["paths"]["/api/v1/rules/validate"]["post"].is_object());
+
+    let address = api.base.trim_start_matches("http://").to_string();
+    let timeout = eligibility::api::HEADER_TIMEOUT;
+    let cut_off = |partial: &'static str| {
+        let address = address.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut stream = std::net::TcpStream::connect(&address).unwrap();
+            stream.write_all(partial.as_bytes()).unwrap();
+            stream
+                .set_read_timeout(Some(timeout + Duration::from_secs(10)))
+                .unwrap();
+            let started = std::time::Instant::now();
+            let mut buffer = Vec::new();
+            // The server closes the connection (end of stream, or reset); a read timeout would
+            // mean it held the connection.
+            let closed = match stream.read_to_end(&mut buffer) {
+                Ok(_) => true,
+                Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+            };
+            (closed, started.elapsed())
+        })
+    };
+    let (slow, silent) = tokio::join!(
+        cut_off("GET /api/v1/rules/conflicts HTTP/1.1\r\nHost: x\r\n"),
+        cut_off(""),
+    );
+    for (what, (closed, after)) in [("slow headers", slow.unwrap()), ("silent", silent.unwrap())] {
+        assert!(closed, "{what}: the connection was held");
+        assert!(
+            after < timeout + Duration::from_secs(5),
+            "{what}: closed after {after:?}"
+        );
+    }
 }
 
 /// A different last octet each call (the spoofed addresses of one flood).

@@ -22,7 +22,7 @@ pub mod service;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use axum::Router;
@@ -100,56 +100,87 @@ pub async fn serve(
         }
     });
     let separate_admin = api.admin_addr.is_some();
-    let main = router(service.clone(), !separate_admin);
-    let mut servers = vec![listen(
+    let main = listen(
         api.addr,
-        main,
+        router(service.clone(), !separate_admin),
         shutdown.clone(),
         "ELIGIBILITY_API_ADDR",
-    )];
-    if let Some(addr) = api.admin_addr {
-        let admin = router_of(service.clone(), routes().into_iter().filter(|r| r.admin)).route(
-            "/api/v1/openapi.json",
-            get(|| async { axum::Json(openapi::document(true)) }),
-        );
-        servers.push(listen(
-            addr,
-            admin,
-            shutdown.clone(),
-            "ELIGIBILITY_API_ADMIN_ADDR",
-        ));
-    }
-    for server in futures_join(servers).await {
-        server?;
+    );
+    match api.admin_addr {
+        // Both listeners at once (each future runs only when polled: one after the other would
+        // open the admin port only once the main one closed).
+        Some(addr) => {
+            let admin = router_of(service.clone(), routes().into_iter().filter(|r| r.admin)).route(
+                "/api/v1/openapi.json",
+                get(|| async { axum::Json(openapi::document(true)) }),
+            );
+            let admin = listen(addr, admin, shutdown.clone(), "ELIGIBILITY_API_ADMIN_ADDR");
+            tokio::try_join!(main, admin)?;
+        }
+        None => main.await?,
     }
     Ok(())
 }
 
-async fn futures_join<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let handles: Vec<_> = futures.into_iter().map(Box::pin).collect();
-    let mut out = Vec::with_capacity(handles.len());
-    for handle in handles {
-        out.push(handle.await);
-    }
-    out
-}
+/// How long a client may take to send a request's headers, and how long a connection may wait
+/// idle for the next request (docs/api.md, "Limits"): a slow or silent client does not hold a
+/// connection for ever.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest a request may take, its body included; then 408.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Serves `app` on `addr` until `shutdown`, then lets the connections finish their requests.
+/// Each connection is HTTP/1.1 with [`HEADER_TIMEOUT`] (hyper's own, which `axum::serve` leaves
+/// off), and knows its peer address (`ConnectInfo`).
 async fn listen(
     addr: SocketAddr,
     app: Router,
     shutdown: fleet::shutdown::Shutdown,
     variable: &'static str,
 ) -> Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("{variable} {addr}"))?;
     tracing::info!(addr = %listener.local_addr()?, "API listening");
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown.wait())
-    .await?;
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let stopping = shutdown.wait();
+    tokio::pin!(stopping);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors, say: wait a moment rather than spin.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut stopping => break,
+        };
+        let service = TowerToHyperService::new(
+            app.clone()
+                .layer(axum::Extension(axum::extract::ConnectInfo(peer))),
+        );
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection closed");
+            }
+        });
+    }
+    if tokio::time::timeout(REQUEST_TIMEOUT, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open at shutdown were dropped");
+    }
     Ok(())
 }
 
@@ -276,11 +307,25 @@ fn router_of(service: Arc<Service>, routes: impl Iterator<Item = Route>) -> Rout
     for route in routes {
         app = app.route(route.path, route.handler);
     }
+    // A known path with another method is 404 too, not 405: a route that is not served
+    // here (an admin route on the API address) is not told apart from one that does not exist.
     app.fallback(|| async { problem::Problem::not_found() })
+        .method_not_allowed_fallback(|| async { problem::Problem::not_found() })
         .layer(DefaultBodyLimit::max(body::MAX_BODY_BYTES))
+        .layer(middleware::from_fn(time_limit))
         .layer(middleware::from_fn(record))
         .layer(middleware::from_fn(secure))
         .with_state(service)
+}
+
+/// A request that takes longer than [`REQUEST_TIMEOUT`] (a body sent slowly, say) is answered
+/// 408 and dropped.
+async fn time_limit(request: Request, next: Next) -> Response {
+    use axum::response::IntoResponse;
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => problem::Problem::timed_out().into_response(),
+    }
 }
 
 /// Headers on every response (docs/api.md, "Security headers"): personal data is never

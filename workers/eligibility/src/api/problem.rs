@@ -103,6 +103,14 @@ impl Problem {
         )
     }
 
+    pub fn timed_out() -> Problem {
+        Problem::wrap(
+            StatusCode::REQUEST_TIMEOUT,
+            "/problems/timed-out",
+            "The request took too long",
+        )
+    }
+
     pub fn rate_limited(retry_after_seconds: u64) -> Problem {
         Problem(Box::new(ProblemBody {
             error: Some("rate_limit_exceeded"),
