@@ -137,7 +137,30 @@ fn scheme(i: usize, count: usize, rng: &mut ChaCha8Rng) -> Json {
         "eligibility": {"operator": "AND", "conditions": conditions},
         "exclusions": exclusions,
         "benefit": {"kind": "cash", "type": "cash", "amount_inr": amount, "frequency": frequency, "disbursement": "direct_bank_transfer"},
-        "documents_required": ["aadhaar_card", "bank_passbook"],
+        "documents_required": ["aadhaar", "bank_passbook"],
         "application": {"portal_url": "https://example.invalid/apply", "deadline": null},
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every generated document goes through the engine's real loader: a catalogue change that
+    /// a generated rule does not follow fails here, not in a benchmark run.
+    #[test]
+    fn every_generated_document_is_a_valid_rule() {
+        let catalogue = engine::Catalogue::bundled();
+        let documents = scheme_documents(500, 7);
+        assert_eq!(documents.len(), 500);
+        let refused: Vec<String> = documents
+            .into_iter()
+            .filter_map(|d| {
+                engine::load::parse_rule_json(&catalogue, d, "synthetic")
+                    .err()
+                    .map(|problems| format!("{problems:?}"))
+            })
+            .collect();
+        assert!(refused.is_empty(), "{}", refused.join("\n"));
+    }
 }
