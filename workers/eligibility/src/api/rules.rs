@@ -134,8 +134,6 @@ pub async fn conflicts(
     Ok(Json(service.conflicts().as_ref().clone()))
 }
 
-/// Admin routes: the admin role, and (when configured) a client address in the allowed
-/// networks; anything else is 404, as if the route did not exist.
 /// A proposed rule document of a request body (`/rule_yaml`) and the date to simulate it on
 /// (`/as_of`, default today), each problem named by its pointer.
 pub(super) fn proposed_rule(

@@ -31,9 +31,17 @@ pub struct Service {
     pub admin_networks: Networks,
     /// Peers whose forwarded-client headers are believed (docs/api.md, "Client address").
     pub trusted_proxies: Networks,
-    book: RwLock<Arc<RuleBook>>,
-    /// The conflict report of the book's revision, worked out on first request.
-    conflicts: RwLock<Option<(i64, Arc<serde_json::Value>)>>,
+    /// The rules held, with their conflict report.
+    held: RwLock<Held>,
+}
+
+/// The rules in effect and the conflict detector's report on them, worked out together when
+/// the rules are (re)loaded: once per revision, off the requests, so no burst of requests after
+/// a reload runs the detector many times over (docs/api.md, "The security review").
+#[derive(Clone)]
+struct Held {
+    book: Arc<RuleBook>,
+    conflicts: Arc<serde_json::Value>,
 }
 
 /// How often the rules' revision is checked: a new rule version is served within this.
@@ -47,7 +55,7 @@ impl Service {
         admin_networks: Networks,
         trusted_proxies: Networks,
     ) -> anyhow::Result<Arc<Service>> {
-        let book = load_book(&connections.pool).await?;
+        let held = load(&connections.pool).await?;
         Ok(Arc::new(Service {
             pool: connections.pool,
             limits: Limits::shared(limits, connections.cache.clone()),
@@ -57,22 +65,21 @@ impl Service {
             verifier,
             admin_networks,
             trusted_proxies,
-            book: RwLock::new(Arc::new(book)),
-            conflicts: RwLock::new(None),
+            held: RwLock::new(held),
         }))
     }
 
     pub fn book(&self) -> Arc<RuleBook> {
-        self.book.read().expect("not poisoned").clone()
+        self.held.read().expect("not poisoned").book.clone()
     }
 
     /// Reloads the rules when their revision moved; a failure keeps the rules held.
     pub async fn refresh_rules(&self) -> anyhow::Result<()> {
         let revision = rules_store::revision(&self.pool).await?;
         if revision != self.book().revision {
-            let book = load_book(&self.pool).await?;
-            tracing::info!(revision = book.revision, "API rules reloaded");
-            *self.book.write().expect("not poisoned") = Arc::new(book);
+            let held = load(&self.pool).await?;
+            tracing::info!(revision = held.book.revision, "API rules reloaded");
+            *self.held.write().expect("not poisoned") = held;
         }
         Ok(())
     }
@@ -117,23 +124,25 @@ impl Service {
         self.limits.admit(class, Key::Address(client)).await
     }
 
-    /// The conflicts among the rules in effect, per revision.
+    /// The conflicts among the rules held.
     pub fn conflicts(&self) -> Arc<serde_json::Value> {
-        let book = self.book();
-        if let Some((revision, report)) = &*self.conflicts.read().expect("not poisoned")
-            && *revision == book.revision
-        {
-            return report.clone();
-        }
-        let report = engine::conflicts::detect(&book.catalogue, &book.rules);
-        let json = Arc::new(serde_json::to_value(&report).expect("serialisable"));
-        *self.conflicts.write().expect("not poisoned") = Some((book.revision, json.clone()));
-        json
+        self.held.read().expect("not poisoned").conflicts.clone()
     }
 }
 
-async fn load_book(pool: &Pool) -> anyhow::Result<RuleBook> {
+/// The stored rules, compiled, and their conflict report (worked out on a blocking thread).
+async fn load(pool: &Pool) -> anyhow::Result<Held> {
     let catalogue = Catalogue::bundled();
     let loaded = rules_store::load(pool, &catalogue).await?;
-    RuleBook::new(catalogue, loaded)
+    let book = Arc::new(RuleBook::new(catalogue, loaded)?);
+    let detected = book.clone();
+    let conflicts = tokio::task::spawn_blocking(move || {
+        let report = engine::conflicts::detect(&detected.catalogue, &detected.rules);
+        serde_json::to_value(&report).expect("a conflict report serialises")
+    })
+    .await?;
+    Ok(Held {
+        book,
+        conflicts: Arc::new(conflicts),
+    })
 }
