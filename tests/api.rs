@@ -184,7 +184,9 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     let caseworker_ka = token(Role::Caseworker, "desk-ka", &["karnataka"]);
     let caseworker_tn = token(Role::Caseworker, "desk-tn", &["tamil_nadu"]);
     let auditor = token(Role::Auditor, "audit-1", &[]);
-    let admin = token(Role::Admin, "rules-1", &[]);
+    // Budgets are shared through Redis by every API process: this test's admins are its own.
+    let (author, second) = (unique("rules"), unique("rules"));
+    let admin = token(Role::Admin, &author, &[]);
 
     // The citizen's own results are exactly the stored verdicts, then served from the cache.
     let (status, mine) = api
@@ -511,14 +513,26 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
             "operator: \"gte\", value: 60",
             "operator: \"gte\", value: 65",
         );
-    let (status, simulation) = api
+    // A simulation is a job: queued at once (202), fetched when done.
+    let (status, queued) = api
         .post(
             "/api/v1/rules/simulate",
             Some(&admin),
             &json!({"rule_yaml": stricter, "as_of": AS_OF}),
         )
         .await;
-    assert_eq!(status, StatusCode::OK, "{simulation}");
+    assert_eq!(status, StatusCode::ACCEPTED, "{queued}");
+    let href = queued["href"]
+        .as_str()
+        .expect("where to fetch it")
+        .to_string();
+    let simulation = eventually(Duration::from_secs(60), "the simulation done", || async {
+        let (status, job) = api.get(&href, Some(&admin)).await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        assert_ne!(job["status"], "failed", "{job}");
+        (job["status"] == "done").then(|| job["result"].clone())
+    })
+    .await;
     assert_eq!(simulation["changes"][0]["from_rule"], "rule_ka_oap_001");
     // Admins see counts, never ids, and no cell small enough to single a citizen out: the one
     // citizen who moves is "<10", and the money of a cell of fewer than 10 is withheld.
@@ -574,8 +588,9 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     assert_eq!(karnataka["monthly_outlay_before_inr"], 600.0);
     assert_eq!(karnataka["monthly_outlay_after_inr"], 0.0);
 
-    // The same version as a proposal through the API: stored with its diff, refused to its
-    // author (four eyes), approved by a second admin, then closed to further decisions.
+    // The same version as a proposal through the API: stored at once, its diff computed by a
+    // job and attached, refused to its author (four eyes), approved by a second admin, then
+    // closed to further decisions.
     let (status, proposed) = api
         .post(
             "/api/v1/rules/proposals",
@@ -586,14 +601,22 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     assert_eq!(status, StatusCode::CREATED, "{proposed}");
     assert_eq!(
         (proposed["status"].as_str(), proposed["author"].as_str()),
-        (Some("proposed"), Some("rules-1"))
+        (Some("proposed"), Some(author.as_str()))
     );
+    assert!(proposed["simulation_job"].is_i64(), "{proposed}");
+    let id = proposed["proposal_id"].as_i64().unwrap();
+    let proposed = eventually(Duration::from_secs(60), "the proposal's diff", || async {
+        let (_, shown) = api
+            .get(&format!("/api/v1/rules/proposals/{id}"), Some(&admin))
+            .await;
+        shown["simulation"].is_object().then_some(shown)
+    })
+    .await;
     assert_eq!(
         proposed["simulation"]["schemes"][OAP]["karnataka"]["transitions"]["ELIGIBLE->PARTIAL_MATCH"],
         "<10",
         "{proposed}"
     );
-    let id = proposed["proposal_id"].as_i64().unwrap();
     let decision = format!("/api/v1/rules/proposals/{id}/decision");
     let (status, refused) = api
         .post(
@@ -607,7 +630,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         refused["detail"].as_str().unwrap().contains("four eyes"),
         "{refused}"
     );
-    let checker = token(Role::Admin, "rules-2", &[]);
+    let checker = token(Role::Admin, &second, &[]);
     let (status, approved) = api
         .post(
             &decision,
@@ -618,7 +641,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     assert_eq!(status, StatusCode::OK, "{approved}");
     assert_eq!(
         (approved["status"].as_str(), approved["decided_by"].as_str()),
-        (Some("approved"), Some("rules-2"))
+        (Some("approved"), Some(second.as_str()))
     );
     let (status, again) = api
         .post(
@@ -865,7 +888,7 @@ async fn bad_tokens_floods_big_bodies_and_outside_admins_are_refused() {
 
 /// What `POST /rules/validate` on `base` answers an admin.
 async fn admin_validates(api: &Api, base: &str) -> StatusCode {
-    let admin = token(Role::Admin, "rules-1", &[]);
+    let admin = token(Role::Admin, &unique("rules"), &[]);
     api.client
         .post(format!("{base}/api/v1/rules/validate"))
         .bearer_auth(admin)
@@ -1068,6 +1091,39 @@ async fn the_review_s_holes_are_closed_end_to_end() {
             .as_str()
             .unwrap()
             .contains("no population diff"),
+        "{refused}"
+    );
+
+    // M3: one simulation job at a time per caller: a caller whose job is still running gets 409
+    // naming it (the job is written as a runner would leave it).
+    let running: i64 = pool
+        .get()
+        .await
+        .unwrap()
+        .query_one(
+            "INSERT INTO simulation_jobs (requested_by, kind, request, status, started_at)
+             VALUES ('rules-busy', 'simulate', '{}', 'running', now()) RETURNING job_id",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    let busy = token(Role::Admin, "rules-busy", &[]);
+    let yaml =
+        std::fs::read_to_string(repo().join("schemes/karnataka/old_age_pension.yaml")).unwrap();
+    let (status, refused) = untrusting
+        .post(
+            "/api/v1/rules/simulate",
+            Some(&busy),
+            &json!({"rule_yaml": yaml, "sample": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert!(
+        refused["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("job {running}")),
         "{refused}"
     );
 

@@ -40,6 +40,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0008_verdicts_lz4",
         include_str!("../../../schemas/migrations/0008_verdicts_lz4.sql"),
     ),
+    (
+        "0009_simulation_jobs",
+        include_str!("../../../schemas/migrations/0009_simulation_jobs.sql"),
+    ),
 ];
 
 /// A pool over `url`, trusting the system's certificate authorities (tests and tools).

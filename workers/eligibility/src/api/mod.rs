@@ -7,12 +7,14 @@
 //! - [`limits`]: rate limits per caller and per client address, shared by the replicas.
 //! - [`body`], [`problem`]: strict request bodies and RFC 9457 problem responses.
 //! - [`service`]: what requests share, and their admission.
-//! - [`citizens`], [`rules`], [`proposals`]: the routes; [`openapi`]: their generated OpenAPI document.
+//! - [`citizens`], [`rules`], [`proposals`]: the routes; [`jobs`]: population diffs run off the
+//!   request path; [`openapi`]: the routes' generated OpenAPI document.
 
 pub mod auth;
 pub mod body;
 pub mod citizens;
 pub mod client;
+pub mod jobs;
 pub mod limits;
 pub mod openapi;
 pub mod problem;
@@ -82,6 +84,7 @@ pub async fn serve(
     health.dependencies_answered();
     fleet::connect::check_cache(&service.cache, &health).await;
     health.set_ready();
+    tokio::spawn(jobs::run(service.clone(), shutdown.clone()));
     let refresher = service.clone();
     let refresh_shutdown = shutdown.clone();
     tokio::spawn(async move {
@@ -260,6 +263,12 @@ pub fn routes() -> Vec<Route> {
             Method::POST,
             "/api/v1/rules/simulate",
             post(rules::simulate),
+            true,
+        ),
+        route(
+            Method::GET,
+            "/api/v1/rules/simulations/{job_id}",
+            get(jobs::job),
             true,
         ),
         route(

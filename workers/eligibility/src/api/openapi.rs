@@ -4,7 +4,7 @@
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{citizens, problem, proposals, rules};
+use super::{citizens, jobs, problem, proposals, rules};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -24,6 +24,7 @@ use super::{citizens, problem, proposals, rules};
         rules::validate,
         rules::simulate,
         rules::conflicts,
+        jobs::job,
         proposals::propose,
         proposals::proposal,
         proposals::decide,
@@ -96,7 +97,7 @@ mod tests {
         );
         assert!(doc["info"]["title"].is_string() && doc["info"]["version"].is_string());
         let routes = super::super::routes();
-        assert_eq!(routes.len(), 14);
+        assert_eq!(routes.len(), 15);
         for route in &routes {
             let method = route.method.as_str().to_lowercase();
             let operation = &doc["paths"][route.path][&method];

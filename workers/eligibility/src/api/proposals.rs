@@ -10,12 +10,14 @@ use axum::Json;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::body::{self, JsonBody};
 use super::problem::{Problem, ProblemBody};
-use super::rules::{admin, proposed_rule, simulation_engine};
+use super::rules::{admin, admin_read, proposed_rule};
 use super::service::Service;
+use crate::rules::jobs;
 use crate::rules::proposals::{self, Proposal};
 
 /// `POST /rules/proposals`.
@@ -49,7 +51,7 @@ pub enum Decision {
 
 #[utoipa::path(post, path = "/api/v1/rules/proposals", tag = "rules (admin)",
     request_body = ProposeRequest,
-    responses((status = 201, description = "The proposal, with its population diff against every stored citizen the scheme covers (also published on rule.simulation.completed)", body = Object),
+    responses((status = 201, description = "The proposal, and the job (`simulation_job`) that computes its population diff against the stored citizens the scheme covers (attached to the proposal and published on rule.simulation.completed when done)", body = Object),
               (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
               (status = 409, body = ProblemBody), (status = 413, body = ProblemBody),
               (status = 422, body = ProblemBody), (status = 429, body = ProblemBody)),
@@ -59,7 +61,7 @@ pub async fn propose(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: JsonBody<ProposeRequest>,
-) -> Result<(StatusCode, Json<Proposal>), Problem> {
+) -> Result<(StatusCode, Json<Value>), Problem> {
     let caller = admin(&service, client, &headers).await?;
     let request = body.0?;
     let book = service.book();
@@ -68,29 +70,25 @@ pub async fn propose(
         .await?
         .rules;
     proposals::check_new_version(&stored, &rule).map_err(Problem::conflict)?;
-    let submission = proposals::Submission {
-        rule: &rule,
-        yaml: &request.rule_yaml,
-        author: &caller.subject,
-        reason: request.reason.as_deref(),
-        as_of,
-    };
-    let (id, _, event) = proposals::submit(
+    if let Some(open) = jobs::open_job(&service.pool, &caller.subject).await? {
+        return Err(super::jobs::busy(open));
+    }
+    let id = proposals::propose(
         &service.pool,
-        &book.catalogue,
-        &stored,
-        &submission,
-        &simulation_engine()?,
+        &rule,
+        &request.rule_yaml,
+        &caller.subject,
+        request.reason.as_deref(),
     )
     .await?;
-    let record = proposals::encode_simulation(&service.codec, &event).await?;
-    fleet::kafka::send_all(&service.producer, &[record])
-        .await
+    let job = serde_json::json!({"proposal_id": id, "as_of": as_of.to_string()});
+    let queued = super::jobs::queued(
+        jobs::enqueue(&service.pool, &caller.subject, "proposal", &job).await?,
+    )?;
+    let mut proposal = serde_json::to_value(proposals::get(&service.pool, id).await?)
         .map_err(anyhow::Error::from)?;
-    Ok((
-        StatusCode::CREATED,
-        Json(proposals::get(&service.pool, id).await?),
-    ))
+    proposal["simulation_job"] = queued["job_id"].clone();
+    Ok((StatusCode::CREATED, Json(proposal)))
 }
 
 #[utoipa::path(get, path = "/api/v1/rules/proposals/{id}", tag = "rules (admin)",
@@ -104,7 +102,7 @@ pub async fn proposal(
     headers: HeaderMap,
     Path(id): Path<i64>,
 ) -> Result<Json<Proposal>, Problem> {
-    admin(&service, client, &headers).await?;
+    admin_read(&service, client, &headers).await?;
     Ok(Json(open(&service, id).await?))
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, Path, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use engine::Date;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,7 +19,6 @@ use super::limits::Class;
 use super::problem::{Problem, ProblemBody};
 use super::service::Service;
 use crate::rules::book::RuleBook;
-use crate::rules::simulate;
 
 /// The parts of a rule document the public does not see: who wrote it and the curators' notes.
 const REDACTED: [&str; 2] = ["last_modified_by", "last_modified_at"];
@@ -167,10 +166,30 @@ pub(super) fn simulation_engine() -> Result<kernels::engine_select::Engine, Prob
         .map_err(|e| Problem::from(anyhow::anyhow!("{e}")))
 }
 
-/// Admits an admin route: only from a client address in the admin networks (none when the list
-/// is empty), only with the admin role; anything else is 404, as if the route did not exist.
+/// Admits an admin route that changes or computes something (the `admin` budget); the admin
+/// reads (a proposal, a job being polled) are [`admin_read`].
 pub(super) async fn admin(
     service: &Service,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+) -> Result<Caller, Problem> {
+    admitted(service, Class::Admin, peer, headers).await
+}
+
+/// Admits an admin route that only reads: the `read` budget.
+pub(super) async fn admin_read(
+    service: &Service,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+) -> Result<Caller, Problem> {
+    admitted(service, Class::Read, peer, headers).await
+}
+
+/// Only from a client address in the admin networks (none when the list is empty), only with
+/// the admin role; anything else is 404, as if the route did not exist.
+async fn admitted(
+    service: &Service,
+    class: Class,
     peer: SocketAddr,
     headers: &HeaderMap,
 ) -> Result<Caller, Problem> {
@@ -180,7 +199,7 @@ pub(super) async fn admin(
     {
         return Err(Problem::not_found());
     }
-    let caller = service.admit(Class::Admin, peer.ip(), headers).await?;
+    let caller = service.admit(class, peer.ip(), headers).await?;
     if caller.role != Role::Admin {
         return Err(Problem::not_found());
     }
@@ -262,7 +281,8 @@ const MAX_SAMPLE: u32 = 100_000;
 
 #[utoipa::path(post, path = "/api/v1/rules/simulate", tag = "rules (admin)",
     request_body = SimulateRequest,
-    responses((status = 200, description = "Per changed scheme and state: verdict transitions, monthly outlay before and after, newly blocking gaps (counts under 10 said as \"<10\", no user ids); conflicts introduced", body = Object),
+    responses((status = 202, description = "Queued: the job's id and where to fetch it (GET /api/v1/rules/simulations/{job_id}), whose result is, per changed scheme and state, verdict transitions, monthly outlay before and after, newly blocking gaps (counts under 10 said as \"<10\", no user ids), and the conflicts introduced", body = Object),
+              (status = 409, description = "The caller's previous job is still queued or running", body = ProblemBody),
               (status = 401, body = ProblemBody), (status = 404, body = ProblemBody),
               (status = 413, body = ProblemBody), (status = 422, body = ProblemBody), (status = 429, body = ProblemBody)),
     security(("bearer" = [])))]
@@ -271,28 +291,22 @@ pub async fn simulate(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: JsonBody<SimulateRequest>,
-) -> Result<Json<Value>, Problem> {
-    admin(&service, client, &headers).await?;
+) -> Result<(StatusCode, Json<Value>), Problem> {
+    let caller = admin(&service, client, &headers).await?;
     let request = body.0?;
     let sample = request.sample.unwrap_or(10_000);
     if sample == 0 || sample > MAX_SAMPLE {
         return Err(body::field_error("/sample", "must be 1..=100000"));
     }
+    // The document is checked now (a bad one is a 422 here, not a failed job later).
     let book = service.book();
-    let (proposal, as_of) = proposed_rule(&book, &request.rule_yaml, request.as_of.as_deref())?;
-    let state = (!proposal.is_central()).then(|| proposal.state.clone());
-    let proposed = simulate::with_proposals(&book.rules, vec![proposal]);
-    let simulation = simulate::Simulation::new(&book.catalogue, &book.rules, &proposed, as_of);
-    let mut diff = simulation.diff();
-    let engine = simulation_engine()?;
-    simulation
-        .run_stored(
-            &engine,
-            &service.pool,
-            state.as_deref(),
-            Some(sample as usize),
-            &mut diff,
-        )
-        .await?;
-    Ok(Json(diff.for_admins()))
+    let (_, as_of) = proposed_rule(&book, &request.rule_yaml, request.as_of.as_deref())?;
+    let job = serde_json::json!({
+        "rule_yaml": request.rule_yaml,
+        "sample": sample,
+        "as_of": as_of.to_string(),
+    });
+    let enqueued =
+        crate::rules::jobs::enqueue(&service.pool, &caller.subject, "simulate", &job).await?;
+    Ok((StatusCode::ACCEPTED, Json(super::jobs::queued(enqueued)?)))
 }

@@ -5,9 +5,10 @@
 //! - [`book`]: the rules in effect, compiled, as a worker or the API holds them.
 //! - [`names`]: rule and scheme ids held once.
 //! - [`simulate`]: a rule change's population diff; [`proposals`]: the four-eyes review of a
-//!   rule change (docs/releases.md).
+//!   rule change (docs/releases.md); [`jobs`]: diffs queued off the API's request path.
 
 pub mod book;
+pub mod jobs;
 pub mod names;
 pub mod proposals;
 pub mod simulate;

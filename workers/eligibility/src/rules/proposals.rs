@@ -59,13 +59,13 @@ pub async fn submit(
         as_of,
     } = *submission;
     let id = propose(pool, rule, yaml, author, reason).await?;
-    let (diff, event) = simulate(pool, catalogue, current, id, rule, as_of, engine).await?;
+    let (diff, event) = simulate(pool, catalogue, current, id, rule, as_of, engine, None).await?;
     Ok((id, diff, event))
 }
 
-/// Stores `rule` as a proposal; the same document already open is the same proposal. Returns
-/// its id.
-async fn propose(
+/// Stores `rule` as a proposal, without its diff yet; the same document already open is the
+/// same proposal. Returns its id.
+pub async fn propose(
     pool: &Pool,
     rule: &Rule,
     yaml: &str,
@@ -163,9 +163,11 @@ pub async fn find(pool: &Pool, id: i64) -> anyhow::Result<Option<Proposal>> {
     }))
 }
 
-/// The proposal's population diff against every stored citizen the scheme covers, with the
-/// stored rules (`current`, which the caller has loaded) in effect on `as_of`: attached to the
-/// proposal, and returned with its `rule.simulation.completed` event (for the caller to publish).
+/// The proposal's population diff against every stored citizen the scheme covers (the first
+/// `limit` by user id, when given), with the stored rules (`current`, which the caller has
+/// loaded) in effect on `as_of`: attached to the proposal as admins see it, and returned with its
+/// `rule.simulation.completed` event (for the caller to publish).
+#[allow(clippy::too_many_arguments)]
 pub async fn simulate(
     pool: &Pool,
     catalogue: &Catalogue,
@@ -174,13 +176,14 @@ pub async fn simulate(
     rule: &Rule,
     as_of: Date,
     engine: &kernels::engine_select::Engine,
+    limit: Option<usize>,
 ) -> anyhow::Result<(Value, RuleSimulationCompleted)> {
     let proposed = simulate::with_proposals(current, vec![rule.clone()]);
     let simulation = simulate::Simulation::new(catalogue, current, &proposed, as_of);
     let mut diff = simulation.diff();
     let state = (!rule.is_central()).then_some(rule.state.as_str());
     simulation
-        .run_stored(engine, pool, state, None, &mut diff)
+        .run_stored(engine, pool, state, limit, &mut diff)
         .await?;
     let json = diff.for_admins();
     attach_simulation(pool, id, &json).await?;

@@ -101,9 +101,10 @@ pub fn decide(catalogue: &Catalogue, args: DecideArgs, approve: bool) -> Result<
             let today = crate::clock::today();
             let current = crate::rules::store::load(&pool, catalogue).await?.rules;
             let engine = proposals::simulation_engine()?;
-            let (_, event) =
-                proposals::simulate(&pool, catalogue, &current, args.id, &rule, today, &engine)
-                    .await?;
+            let (_, event) = proposals::simulate(
+                &pool, catalogue, &current, args.id, &rule, today, &engine, None,
+            )
+            .await?;
             publish_simulation(&config, &event).await?;
         }
         let decided = proposals::decide(&pool, args.id, &args.by, &args.reason, approve).await?;
