@@ -803,6 +803,11 @@ fn subcommands() -> Vec<String> {
 #[test]
 fn the_readme_architecture_map_names_every_subcommand_and_crate() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 300,
+        "README.md is {lines} lines: the front door stays at most 300"
+    );
     let start = readme
         .find("## Architecture")
         .expect("an Architecture section");
