@@ -108,7 +108,7 @@ async fn execute(service: &Service, job: Job) -> anyhow::Result<Value> {
             .await?;
             let record = proposals::encode_simulation(&service.codec, &event).await?;
             fleet::kafka::send_all(&service.producer, &[record]).await?;
-            Ok(diff)
+            Ok(simulate::for_admins(&diff))
         }
         other => anyhow::bail!("unknown job kind {other:?}"),
     }

@@ -19,6 +19,7 @@ use super::rules::{admin, admin_read, proposed_rule};
 use super::service::Service;
 use crate::rules::jobs;
 use crate::rules::proposals::{self, Proposal};
+use crate::rules::simulate;
 
 /// `POST /rules/proposals`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -85,7 +86,7 @@ pub async fn propose(
     let queued = super::jobs::queued(
         jobs::enqueue(&service.pool, &caller.subject, "proposal", &job).await?,
     )?;
-    let mut proposal = serde_json::to_value(proposals::get(&service.pool, id).await?)
+    let mut proposal = serde_json::to_value(shown(proposals::get(&service.pool, id).await?))
         .map_err(anyhow::Error::from)?;
     proposal["simulation_job"] = queued["job_id"].clone();
     Ok((StatusCode::CREATED, Json(proposal)))
@@ -103,7 +104,7 @@ pub async fn proposal(
     Path(id): Path<i64>,
 ) -> Result<Json<Proposal>, Problem> {
     admin_read(&service, client, &headers).await?;
-    Ok(Json(open(&service, id).await?))
+    Ok(Json(shown(open(&service, id).await?)))
 }
 
 #[utoipa::path(post, path = "/api/v1/rules/proposals/{id}/decision", tag = "rules (admin)",
@@ -155,7 +156,14 @@ pub async fn decide(
             .await
             .map_err(anyhow::Error::from)?;
     }
-    Ok(Json(decided))
+    Ok(Json(shown(decided)))
+}
+
+/// A proposal as admins see it: its stored diff without user ids or small cells
+/// (docs/api.md, "What admins see").
+fn shown(mut proposal: Proposal) -> Proposal {
+    proposal.simulation = proposal.simulation.map(|d| simulate::for_admins(&d));
+    proposal
 }
 
 /// The proposal `id`, or a 404.

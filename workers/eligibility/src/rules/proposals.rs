@@ -165,8 +165,9 @@ pub async fn find(pool: &Pool, id: i64) -> anyhow::Result<Option<Proposal>> {
 
 /// The proposal's population diff against every stored citizen the scheme covers (the first
 /// `limit` by user id, when given), with the stored rules (`current`, which the caller has
-/// loaded) in effect on `as_of`: attached to the proposal as admins see it, and returned with its
-/// `rule.simulation.completed` event (for the caller to publish).
+/// loaded) in effect on `as_of`: attached to the proposal whole, and returned with its
+/// `rule.simulation.completed` event (for the caller to publish), which carries it as admins see
+/// it (`simulate::for_admins`).
 #[allow(clippy::too_many_arguments)]
 pub async fn simulate(
     pool: &Pool,
@@ -185,7 +186,7 @@ pub async fn simulate(
     simulation
         .run_stored(engine, pool, state, limit, &mut diff)
         .await?;
-    let json = diff.for_admins();
+    let json = serde_json::to_value(&diff)?;
     attach_simulation(pool, id, &json).await?;
     let totals = diff.totals();
     let event = RuleSimulationCompleted {
@@ -200,7 +201,7 @@ pub async fn simulate(
         lost: totals.lost as i64,
         monthly_outlay_change_inr: totals.monthly_outlay_change_inr,
         conflicts_introduced: diff.conflicts_introduced.len() as i32,
-        diff: json.to_string(),
+        diff: simulate::for_admins(&json).to_string(),
     };
     Ok((json, event))
 }

@@ -362,53 +362,62 @@ pub struct Totals {
 pub const SMALL_CELL: usize = 10;
 
 /// A count as admins see it: itself, or `"<10"` when it is small enough to single out people.
-fn cell(count: usize) -> serde_json::Value {
-    if count < SMALL_CELL {
+fn cell(count: u64) -> serde_json::Value {
+    if count < SMALL_CELL as u64 {
         serde_json::Value::from(format!("<{SMALL_CELL}"))
     } else {
         serde_json::Value::from(count)
     }
 }
 
-impl Diff {
-    /// The diff as the admin routes, the stored proposal and `rule.simulation.completed` carry
-    /// it (docs/api.md, "What admins see"): no user id, and every count under [`SMALL_CELL`]
-    /// said as `"<10"`; where a scheme's state cell holds fewer than that many citizens, its
-    /// money sums are withheld too (`null`), since they would tell what those few receive.
-    pub fn for_admins(&self) -> serde_json::Value {
-        let mut json = serde_json::to_value(self).expect("a diff serialises");
-        json["citizens"] = cell(self.citizens);
-        for (scheme, states) in &self.schemes {
-            for (state, diff) in states {
-                let out = &mut json["schemes"][scheme][state];
-                let Some(out) = out.as_object_mut() else {
-                    continue;
-                };
-                out.remove("affected_sample");
-                let total: usize = diff.transitions.values().sum();
-                for (name, counts) in [
-                    ("transitions", &diff.transitions),
-                    ("newly_blocking_gaps", &diff.newly_blocking_gaps),
-                ] {
-                    out.insert(
-                        name.into(),
-                        counts
-                            .iter()
-                            .map(|(key, &n)| (key.clone(), cell(n)))
-                            .collect::<serde_json::Map<_, _>>()
-                            .into(),
-                    );
-                }
-                if total < SMALL_CELL {
-                    for (name, value) in out.iter_mut() {
-                        if name.ends_with("_inr") {
-                            *value = serde_json::Value::Null;
-                        }
+/// A diff (as [`Diff`] serialises it) as the admin routes and `rule.simulation.completed` carry
+/// it (docs/api.md, "What admins see"): no user id, and every count under [`SMALL_CELL`] said as
+/// `"<10"`; where a scheme's state cell holds fewer than that many citizens, its money sums are
+/// withheld too (`null`), since they would tell what those few receive. Given the whole diff
+/// (as stored with a proposal), once.
+pub fn for_admins(diff: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    let mut json = diff.clone();
+    if let Some(n) = json["citizens"].as_u64() {
+        json["citizens"] = cell(n);
+    }
+    let cells = json["schemes"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|schemes| schemes.values_mut())
+        .filter_map(Value::as_object_mut)
+        .flat_map(|states| states.values_mut())
+        .filter_map(Value::as_object_mut);
+    for out in cells {
+        out.remove("affected_sample");
+        let total: u64 = out
+            .get("transitions")
+            .and_then(Value::as_object)
+            .map_or(0, |t| t.values().filter_map(Value::as_u64).sum());
+        for name in ["transitions", "newly_blocking_gaps"] {
+            if let Some(counts) = out.get_mut(name).and_then(Value::as_object_mut) {
+                for count in counts.values_mut() {
+                    if let Some(n) = count.as_u64() {
+                        *count = cell(n);
                     }
                 }
             }
         }
-        json
+        if total < SMALL_CELL as u64 {
+            for (name, value) in out.iter_mut() {
+                if name.ends_with("_inr") {
+                    *value = Value::Null;
+                }
+            }
+        }
+    }
+    json
+}
+
+impl Diff {
+    /// This diff as admins see it ([`for_admins`]).
+    pub fn for_admins(&self) -> serde_json::Value {
+        for_admins(&serde_json::to_value(self).expect("a diff serialises"))
     }
 
     pub fn totals(&self) -> Totals {
