@@ -154,6 +154,20 @@ pub fn assigned_consumer(
     Ok(consumer)
 }
 
+/// The partition ids of `topic` as the broker reports them; empty when it has none.
+pub fn partitions_of(
+    consumer: &StreamConsumer,
+    topic: &str,
+) -> Result<Vec<i32>, rdkafka::error::KafkaError> {
+    use rdkafka::consumer::Consumer as _;
+    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10))?;
+    Ok(metadata
+        .topics()
+        .first()
+        .map(|t| t.partitions().iter().map(|p| p.id()).collect())
+        .unwrap_or_default())
+}
+
 /// Creates every topic of the partition map that does not exist yet. An existing profile topic
 /// with fewer partitions than the map says is an error: users map to partitions by state, so it
 /// is never silently repartitioned. The rule topics are grown instead (they had one partition

@@ -48,12 +48,7 @@ pub async fn run(config: Config, range: Range) -> Result<()> {
     let health = fleet::http::Health::new();
     let mut pipeline = Pipeline::connect(&config, "eligibility-replay", health, true).await?;
     let probe = fleet::kafka::assigned_consumer(&config.kafka, &TopicPartitionList::new())?;
-    let metadata = probe.fetch_metadata(Some(&range.topic), Duration::from_secs(10))?;
-    let all: Vec<i32> = metadata
-        .topics()
-        .first()
-        .map(|t| t.partitions().iter().map(|p| p.id()).collect())
-        .unwrap_or_default();
+    let all = fleet::kafka::partitions_of(&probe, &range.topic)?;
     anyhow::ensure!(!all.is_empty(), "topic {} has no partitions", range.topic);
     let partitions = if range.partitions.is_empty() {
         all

@@ -71,20 +71,16 @@ async fn execute(service: &Service, job: Job) -> anyhow::Result<Value> {
             let (rule, as_of) =
                 proposed_rule(&book, &yaml, text("as_of").as_deref()).map_err(failed)?;
             let sample = job.request["sample"].as_u64().unwrap_or(0) as usize;
-            let state = (!rule.is_central()).then(|| rule.state.clone());
-            let proposed = simulate::with_proposals(&book.rules, vec![rule]);
-            let simulation =
-                simulate::Simulation::new(&book.catalogue, &book.rules, &proposed, as_of);
-            let mut diff = simulation.diff();
-            simulation
-                .run_stored(
-                    &engine,
-                    &service.pool,
-                    state.as_deref(),
-                    Some(sample.clamp(1, MAX_POPULATION)),
-                    &mut diff,
-                )
-                .await?;
+            let diff = simulate::stored_diff(
+                &book.catalogue,
+                &book.rules,
+                rule,
+                as_of,
+                &engine,
+                &service.pool,
+                Some(sample.clamp(1, MAX_POPULATION)),
+            )
+            .await?;
             Ok(diff.for_admins())
         }
         "proposal" => {

@@ -213,13 +213,7 @@ fn ends(config: &Config) -> Result<TopicPartitionList> {
     let probe = fleet::kafka::assigned_consumer(&config.kafka, &TopicPartitionList::new())?;
     let mut list = TopicPartitionList::new();
     for topic in OUTPUTS {
-        let metadata = probe.fetch_metadata(Some(topic), Duration::from_secs(10))?;
-        let partitions: Vec<i32> = metadata
-            .topics()
-            .first()
-            .map(|t| t.partitions().iter().map(|p| p.id()).collect())
-            .unwrap_or_default();
-        for p in partitions {
+        for p in fleet::kafka::partitions_of(&probe, topic)? {
             let (_, high) = probe.fetch_watermarks(topic, p, Duration::from_secs(10))?;
             list.add_partition_offset(topic, p, Offset::Offset(high))?;
         }

@@ -69,24 +69,22 @@ pub async fn enqueue(
     request: &Value,
 ) -> anyhow::Result<Enqueued> {
     let client = pool.get().await?;
-    let queued = client
-        .query_opt(
-            "INSERT INTO simulation_jobs (requested_by, kind, request)
-             VALUES ($1, $2, $3::text::jsonb)
-             ON CONFLICT (requested_by) WHERE status IN ('queued', 'running') DO NOTHING
-             RETURNING job_id",
-            &[&requested_by, &kind, &request.to_string()],
-        )
-        .await?;
-    match queued {
-        Some(row) => Ok(Enqueued::Queued(row.get(0))),
-        None => {
-            let open = open_job(pool, requested_by).await?;
-            // Finished between the insert and the look-up: try once more.
-            match open {
-                Some(id) => Ok(Enqueued::Busy(id)),
-                None => Box::pin(enqueue(pool, requested_by, kind, request)).await,
-            }
+    loop {
+        let queued = client
+            .query_opt(
+                "INSERT INTO simulation_jobs (requested_by, kind, request)
+                 VALUES ($1, $2, $3::text::jsonb)
+                 ON CONFLICT (requested_by) WHERE status IN ('queued', 'running') DO NOTHING
+                 RETURNING job_id",
+                &[&requested_by, &kind, &request.to_string()],
+            )
+            .await?;
+        if let Some(row) = queued {
+            return Ok(Enqueued::Queued(row.get(0)));
+        }
+        // The open job may finish between the insert and the look-up: then insert again.
+        if let Some(id) = open_job(pool, requested_by).await? {
+            return Ok(Enqueued::Busy(id));
         }
     }
 }

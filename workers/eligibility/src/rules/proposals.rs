@@ -179,13 +179,8 @@ pub async fn simulate(
     engine: &kernels::engine_select::Engine,
     limit: Option<usize>,
 ) -> anyhow::Result<(Value, RuleSimulationCompleted)> {
-    let proposed = simulate::with_proposals(current, vec![rule.clone()]);
-    let simulation = simulate::Simulation::new(catalogue, current, &proposed, as_of);
-    let mut diff = simulation.diff();
-    let state = (!rule.is_central()).then_some(rule.state.as_str());
-    simulation
-        .run_stored(engine, pool, state, limit, &mut diff)
-        .await?;
+    let diff =
+        simulate::stored_diff(catalogue, current, rule.clone(), as_of, engine, pool, limit).await?;
     let json = serde_json::to_value(&diff)?;
     attach_simulation(pool, id, &json).await?;
     let totals = diff.totals();

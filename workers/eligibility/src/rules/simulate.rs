@@ -489,6 +489,29 @@ pub fn with_proposals(current: &RuleSet, proposals: Vec<Rule>) -> RuleSet {
     RuleSet::from_rules(rules)
 }
 
+/// The diff of `rule` added to `current` (it wins over the scheme's version in effect on
+/// `as_of`), over the stored citizens the rule covers — its state's and those without one, or
+/// all for a central rule — the first `limit` by user id when given. What the API's simulation
+/// jobs and every proposal compute.
+pub async fn stored_diff(
+    catalogue: &Catalogue,
+    current: &RuleSet,
+    rule: Rule,
+    as_of: Date,
+    engine: &Engine,
+    pool: &deadpool_postgres::Pool,
+    limit: Option<usize>,
+) -> anyhow::Result<Diff> {
+    let state = (!rule.is_central()).then(|| rule.state.clone());
+    let proposed = with_proposals(current, vec![rule]);
+    let simulation = Simulation::new(catalogue, current, &proposed, as_of);
+    let mut diff = simulation.diff();
+    simulation
+        .run_stored(engine, pool, state.as_deref(), limit, &mut diff)
+        .await?;
+    Ok(diff)
+}
+
 /// Citizens per batch: columns and outcome codes of a chunk stay small.
 pub const CHUNK: usize = 100_000;
 
