@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::chunk::Residence;
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::Limits;
 use crate::output::{Output, Outputs};
@@ -93,6 +94,13 @@ impl Columns<'_> {
         match self {
             Columns::Host(c) => c,
             Columns::Resident(r) => &r.host,
+        }
+    }
+
+    pub fn residence(&self) -> Residence {
+        match self {
+            Columns::Host(_) => Residence::Upload,
+            Columns::Resident(_) => Residence::Kept,
         }
     }
 }

@@ -1,18 +1,21 @@
 //! One evaluation, chunk by chunk, on a [`Backend`]: the host model's loops or the GPU's
-//! streams. The chunking, where each chunk's output lands, and what happens when a chunk finds
-//! more changes than it had room for are decided here once, so the host model tests them for
-//! the GPU.
+//! streams. Everything a launch depends on is decided here once — how the population is cut,
+//! which columns each chunk's kernels read, the launch geometry, how large each buffer must be,
+//! where each chunk's output lands, and what happens when a chunk finds more changes than it had
+//! room for — so the host model, which checks every store against these sizes, tests them for
+//! the GPU (kernels/README.md, "How the launch is tested without a GPU").
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use crate::buffer::HostBuffer;
-use crate::chunk::plan;
+use crate::chunk::{Geometry, MAX_GRID_X, Residence, Sizes, THREADS, View, plan};
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::output::{BLOCK, Changes, Codes, Output, Outputs, Verdicts};
 use crate::raw::Placeable;
 
 /// Where one chunk's output goes: addresses in host buffers that stay alive, and are not read,
-/// until [`Backend::finish`].
+/// until [`Backend::finish`], with the room left in each from that address.
 #[derive(Debug, Clone, Copy)]
 pub struct Target {
     pub mode: u64,
@@ -24,8 +27,30 @@ pub struct Target {
     pub planes: *mut u32,
     /// `Output::ChangesFrom`: the chunk's range of the previous codes.
     pub previous: *const u8,
-    /// Room for this many changes.
-    pub capacity: u64,
+    /// Elements from `codes`, `planes` or `previous` (whichever the mode uses) to the end of
+    /// the caller's buffer: a backend copies no more than this.
+    pub room: usize,
+}
+
+/// The columns one chunk's kernels read.
+pub enum ChunkColumns<'a> {
+    /// Uploaded for this chunk: the chunk's own columns (the caller's, when there is one chunk).
+    Upload(Cow<'a, EncodedColumns>),
+    /// Kept on the device: the chunk's citizens of the kept columns `whole`, read through
+    /// `view` (offsets into the same pools; only the view crosses the bus).
+    Kept {
+        whole: &'a EncodedColumns,
+        view: View,
+    },
+}
+
+/// One chunk, as both backends run it.
+pub struct Chunk<'a> {
+    pub citizens: Range<usize>,
+    pub columns: ChunkColumns<'a>,
+    pub geometry: Geometry,
+    pub sizes: Sizes,
+    pub target: Target,
 }
 
 /// The changes one chunk found: `total` counts them all, `pairs` holds those that fit.
@@ -45,10 +70,10 @@ pub trait Backend {
     /// Starts one chunk (it may still run when this returns).
     ///
     /// # Safety
-    /// The addresses in `target` point into buffers of [`Backend::host_buffer`] with room for
-    /// the chunk's output, alive and unread until [`Backend::finish`] returns.
-    unsafe fn start(&mut self, columns: &EncodedColumns, target: Target)
-    -> Result<(), Self::Error>;
+    /// The addresses in `chunk.target` point into buffers of [`Backend::host_buffer`] with
+    /// `chunk.target.room` elements from there, alive and unread until [`Backend::finish`]
+    /// returns.
+    unsafe fn start(&mut self, chunk: Chunk) -> Result<(), Self::Error>;
     /// Waits for every chunk started; the changes of each, in the order they were started.
     fn finish(&mut self) -> Result<Vec<Found>, Self::Error>;
 }
@@ -66,13 +91,17 @@ pub struct Limits {
 pub fn evaluate<B: Backend>(
     backend: &mut B,
     columns: &EncodedColumns,
+    residence: Residence,
     program: &EncodedProgram,
     output: Output,
     limits: Limits,
 ) -> Result<Outputs, B::Error> {
     let citizens = columns.len as usize;
     let rules = program.n_rules();
-    let chunks = plan(citizens, limits.chunk_citizens);
+    let chunks = plan(
+        citizens,
+        limits.chunk_citizens.min(MAX_GRID_X * THREADS as usize),
+    );
     let mut codes = match output {
         Output::Codes => Some(backend.host_buffer::<u8>(Codes::len_for(citizens, rules))?),
         _ => None,
@@ -95,41 +124,56 @@ pub fn evaluate<B: Backend>(
     if rules > 0 && citizens > 0 {
         backend.load_program(program)?;
     }
-    let target = |range: &std::ops::Range<usize>,
-                  codes: &mut Option<HostBuffer<u8>>,
-                  planes: &mut Option<HostBuffer<u32>>,
-                  capacity: usize| {
+    let whole = chunks.len() == 1;
+    let chunk = |range: &Range<usize>,
+                 codes: &mut Option<HostBuffer<u8>>,
+                 planes: &mut Option<HostBuffer<u32>>,
+                 capacity: usize| {
         let block = range.start / BLOCK;
-        Target {
+        let (codes_at, planes_at) = (block * rules * BLOCK, block * rules * 2);
+        let mut target = Target {
             mode: output.mode(),
             first: range.start as u64,
-            codes: codes.as_mut().map_or(std::ptr::null_mut(), |c| {
-                c[block * rules * BLOCK..].as_mut_ptr()
-            }),
-            planes: planes.as_mut().map_or(std::ptr::null_mut(), |p| {
-                p[block * rules * 2..].as_mut_ptr()
-            }),
-            previous: previous.map_or(std::ptr::null(), |p| {
-                p.blocks(block, range.len().div_ceil(BLOCK)).as_ptr()
-            }),
-            capacity: capacity as u64,
+            codes: std::ptr::null_mut(),
+            planes: std::ptr::null_mut(),
+            previous: std::ptr::null(),
+            room: 0,
+        };
+        if let Some(c) = codes.as_mut() {
+            target.codes = c[codes_at..].as_mut_ptr();
+            target.room = c.len() - codes_at;
         }
-    };
-    let whole = chunks.len() == 1 && chunks[0] == (0..citizens);
-    // A chunk's columns: the caller's when there is one chunk, else a slice of them.
-    let columns_of = |range: &std::ops::Range<usize>| {
-        if whole {
-            Cow::Borrowed(columns)
-        } else {
-            Cow::Owned(columns.slice(range.clone()))
+        if let Some(p) = planes.as_mut() {
+            target.planes = p[planes_at..].as_mut_ptr();
+            target.room = p.len() - planes_at;
+        }
+        if let Some(p) = previous {
+            let mine = p.blocks(block, range.len().div_ceil(BLOCK));
+            target.previous = mine.as_ptr();
+            target.room = mine.len();
+        }
+        let columns = match residence {
+            Residence::Upload if whole => ChunkColumns::Upload(Cow::Borrowed(columns)),
+            Residence::Upload => ChunkColumns::Upload(Cow::Owned(columns.slice(range.clone()))),
+            Residence::Kept => ChunkColumns::Kept {
+                whole: columns,
+                view: columns.view(range.clone()),
+            },
+        };
+        Chunk {
+            citizens: range.clone(),
+            columns,
+            geometry: Geometry::of(range.len(), program.n_conditions(), rules),
+            sizes: Sizes::of(range.len(), program, output.mode(), capacity),
+            target,
         }
     };
     let mut found = Vec::with_capacity(chunks.len());
     if rules > 0 {
         for range in &chunks {
-            let at = target(range, &mut codes, &mut planes, limits.change_capacity);
+            let c = chunk(range, &mut codes, &mut planes, limits.change_capacity);
             // SAFETY: the buffers above hold the whole output, and outlive `finish` below.
-            unsafe { backend.start(&columns_of(range), at)? };
+            unsafe { backend.start(c)? };
         }
         found = backend.finish()?;
     }
@@ -146,18 +190,18 @@ pub fn evaluate<B: Backend>(
         }),
         Output::ChangesFrom(_) => {
             let mut pairs = Vec::new();
-            for (range, mut chunk) in chunks.iter().zip(found) {
-                if chunk.total as usize > chunk.pairs.len() {
+            for (range, mut found) in chunks.iter().zip(found) {
+                if found.total as usize > found.pairs.len() {
                     // More changes than room: this chunk again, with room for all of them.
-                    let at = target(range, &mut codes, &mut planes, chunk.total as usize);
+                    let c = chunk(range, &mut codes, &mut planes, found.total as usize);
                     // SAFETY: as above.
-                    unsafe { backend.start(&columns_of(range), at)? };
-                    chunk = backend.finish()?.pop().unwrap_or_default();
+                    unsafe { backend.start(c)? };
+                    found = backend.finish()?.pop().unwrap_or_default();
                 }
                 // Warps append in the order the GPU runs them: sorted, the list is the same
                 // for the same inputs.
-                chunk.pairs.sort_unstable();
-                pairs.extend(chunk.pairs);
+                found.pairs.sort_unstable();
+                pairs.extend(found.pairs);
             }
             Outputs::Changes(Changes {
                 citizens,

@@ -42,7 +42,7 @@ proptest! {
         let encoded = EncodedProgram::new(&program, &refs, &columns, as_of).expect("fits");
         // Small chunks and little room for changes, as the host model runs them.
         let limits = Limits { chunk_citizens: 64, change_capacity: 7 };
-        let host = |output| evaluate_host(&encoded_columns, &encoded, output, limits);
+        let host = |output| evaluate_host(&encoded_columns, &encoded, output, limits).expect("in bounds");
         let (Outputs::Codes(codes), _) = gpu
             .evaluate_with(Columns::Host(&encoded_columns), &encoded, Output::Codes, limits)
             .expect("the kernels run") else { panic!("codes") };

@@ -1,6 +1,7 @@
 //! The kernels' C logic (cuda/eligibility.cu, run on the host by cuda/host_model.c) agrees with
 //! the scalar evaluator and the CPU batch evaluator for every (citizen, rule), in every output
-//! form and however the population is cut into chunks; patched columns equal columns built anew.
+//! form and however the population is cut into chunks, with the columns uploaded or kept, and
+//! never touches memory beyond what the launch sized; patched columns equal columns built anew.
 
 use engine::test_util as common;
 
@@ -10,8 +11,9 @@ use engine::columns::ProfileColumns;
 use engine::program::{Instr, Program};
 use engine::{Date, Rule, outcome};
 use engine::{Outcome, Profile};
+use kernels::chunk::Residence;
 use kernels::encode::{EncodedColumns, EncodedProgram};
-use kernels::host::evaluate_host;
+use kernels::host::{HostModel, evaluate_host};
 use kernels::launch::Limits;
 use kernels::output::{Codes, NO_PREVIOUS, Output, Outputs};
 use proptest::prelude::*;
@@ -21,6 +23,61 @@ const WHOLE: Limits = Limits {
     chunk_citizens: usize::MAX,
     change_capacity: usize::MAX >> 8,
 };
+
+/// One evaluation of a sequence on the same model.
+#[derive(Debug, Clone)]
+struct Call {
+    citizens: prop::sample::Index,
+    rules: prop::sample::Index,
+    chunk_blocks: usize,
+    capacity: usize,
+    kept: bool,
+    /// 0 codes, 1 verdicts, 2 changes.
+    mode: u8,
+    seed: u64,
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    (
+        any::<prop::sample::Index>(),
+        any::<prop::sample::Index>(),
+        1usize..12,
+        0usize..64,
+        any::<bool>(),
+        0u8..3,
+        any::<u64>(),
+    )
+        .prop_map(
+            |(citizens, rules, chunk_blocks, capacity, kept, mode, seed)| Call {
+                citizens,
+                rules,
+                chunk_blocks,
+                capacity,
+                kept,
+                mode,
+                seed,
+            },
+        )
+}
+
+/// Previous codes: `codes`, some moved, some unknown ([`NO_PREVIOUS`]).
+fn perturbed(codes: &Codes, seed: u64) -> Codes {
+    let mut previous = codes.clone();
+    let mut state = seed;
+    for c in 0..codes.citizens {
+        for r in 0..codes.rules {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            match state >> 61 {
+                0 => previous.set(c, r, NO_PREVIOUS),
+                1 | 2 => previous.set(c, r, ((state >> 8) % 153) as u8),
+                _ => {}
+            }
+        }
+    }
+    previous
+}
 
 fn codes_of(outputs: Outputs) -> Codes {
     match outputs {
@@ -39,12 +96,15 @@ fn check(
     scalar: bool,
 ) -> Result<(), TestCaseError> {
     let encoded = EncodedProgram::new(program, refs, columns, as_of).expect("fits the kernels");
-    let codes = codes_of(evaluate_host(
-        &EncodedColumns::new(columns),
-        &encoded,
-        Output::Codes,
-        WHOLE,
-    ));
+    let codes = codes_of(
+        evaluate_host(
+            &EncodedColumns::new(columns),
+            &encoded,
+            Output::Codes,
+            WHOLE,
+        )
+        .expect("in bounds"),
+    );
     let batch = evaluate_batch(program, refs, columns, as_of, 2);
     for (c, profile) in profiles.iter().enumerate() {
         for (r, rule) in refs.iter().enumerate() {
@@ -111,64 +171,58 @@ proptest! {
     }
 
     #[test]
-    fn every_output_in_any_chunks_equals_the_cpu(
-        rules in rules(5),
-        profiles in profiles(300),
+    fn every_launch_stays_in_bounds_and_equals_the_cpu(
+        rules in rules(40),
+        profiles in profiles(301),
         as_of in as_of(),
-        chunk_blocks in 1usize..5,
-        capacity in 0usize..40,
-        previous_seed in any::<u64>(),
+        calls in prop::collection::vec(call(), 1..5),
     ) {
-        let refs: Vec<&Rule> = rules.iter().collect();
-        let program = Program::compile(&refs);
-        let columns = ProfileColumns::new(&CATALOGUE, &profiles);
-        let encoded = EncodedProgram::new(&program, &refs, &columns, as_of).expect("fits");
-        let encoded_columns = EncodedColumns::new(&columns);
-        let batch = evaluate_batch(&program, &refs, &columns, as_of, 1);
-        let cpu = |output| Outputs::from_codes(output, profiles.len(), refs.len(), |c, r| batch.code(c, r));
-        // Small chunks (whole blocks of 32) and little room for changes: every chunk boundary and
-        // the "ask again with room" path are exercised.
-        let limits = Limits { chunk_citizens: chunk_blocks * 32, change_capacity: capacity };
-        let run = |output| evaluate_host(&encoded_columns, &encoded, output, limits);
-
-        let codes = codes_of(run(Output::Codes));
-        prop_assert_eq!(&codes, &codes_of(cpu(Output::Codes)));
-
-        match (run(Output::Verdicts), cpu(Output::Verdicts)) {
-            (Outputs::Verdicts(gpu), Outputs::Verdicts(cpu)) => {
-                prop_assert_eq!(&gpu, &cpu);
-                for c in 0..profiles.len() {
-                    for r in 0..refs.len() {
-                        prop_assert_eq!(gpu.verdict(c, r), batch.get(c, r).verdict);
+        // One model for a sequence of evaluations that grow and shrink (citizens 1–300, rules
+        // 1–40), as a worker's launcher runs them on reused buffers: each in chunks of whole
+        // blocks, with little or much room for changes, the columns uploaded or kept, in every
+        // output form. The model refuses any store beyond the sizes the launch computed.
+        let mut model = HostModel::default();
+        for call in calls {
+            let profiles = &profiles[..call.citizens.index(profiles.len()) + 1];
+            let refs: Vec<&Rule> = rules[..call.rules.index(rules.len()) + 1].iter().collect();
+            let program = Program::compile(&refs);
+            let columns = ProfileColumns::new(&CATALOGUE, profiles);
+            let encoded = EncodedProgram::new(&program, &refs, &columns, as_of).expect("fits");
+            let encoded_columns = EncodedColumns::new(&columns);
+            let batch = evaluate_batch(&program, &refs, &columns, as_of, 1);
+            let cpu = |output| Outputs::from_codes(output, profiles.len(), refs.len(), |c, r| batch.code(c, r));
+            let limits = Limits { chunk_citizens: call.chunk_blocks * 32, change_capacity: call.capacity };
+            let residence = if call.kept { Residence::Kept } else { Residence::Upload };
+            let codes = codes_of(cpu(Output::Codes));
+            let previous = perturbed(&codes, call.seed);
+            let output = match call.mode {
+                0 => Output::Codes,
+                1 => Output::Verdicts,
+                _ => Output::ChangesFrom(&previous),
+            };
+            let got = model
+                .evaluate(&encoded_columns, residence, &encoded, output, limits)
+                .map_err(|fault| TestCaseError::fail(format!("{call:?}: {fault}")))?;
+            match (got, cpu(output)) {
+                (Outputs::Codes(got), Outputs::Codes(cpu)) => prop_assert_eq!(got, cpu),
+                (Outputs::Verdicts(got), Outputs::Verdicts(cpu)) => {
+                    prop_assert_eq!(&got, &cpu);
+                    for c in 0..profiles.len() {
+                        for r in 0..refs.len() {
+                            prop_assert_eq!(got.verdict(c, r), batch.get(c, r).verdict);
+                        }
                     }
                 }
-            }
-            other => prop_assert!(false, "asked for verdicts, got {:?}", other),
-        }
-
-        // Previous codes: the current ones, some moved, some unknown.
-        let mut previous = codes.clone();
-        let mut state = previous_seed;
-        for c in 0..profiles.len() {
-            for r in 0..refs.len() {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                match state >> 61 {
-                    0 => previous.set(c, r, NO_PREVIOUS),
-                    1 | 2 => previous.set(c, r, ((state >> 8) % 153) as u8),
-                    _ => {}
+                (Outputs::Changes(got), Outputs::Changes(cpu)) => {
+                    prop_assert_eq!(&got, &cpu);
+                    prop_assert_eq!(&got.applied_to(&previous), &codes);
+                    for (c, r, outcome) in got.iter() {
+                        prop_assert_ne!(previous.code(c, r), outcome.code());
+                        prop_assert_eq!(outcome, batch.get(c, r));
+                    }
                 }
+                (got, _) => prop_assert!(false, "{:?}: got {:?}", call, got),
             }
-        }
-        match (run(Output::ChangesFrom(&previous)), cpu(Output::ChangesFrom(&previous))) {
-            (Outputs::Changes(gpu), Outputs::Changes(cpu)) => {
-                prop_assert_eq!(&gpu, &cpu);
-                prop_assert_eq!(&gpu.applied_to(&previous), &codes);
-                for (c, r, outcome) in gpu.iter() {
-                    prop_assert_ne!(previous.code(c, r), outcome.code());
-                    prop_assert_eq!(outcome, batch.get(c, r));
-                }
-            }
-            other => prop_assert!(false, "asked for changes, got {:?}", other),
         }
     }
 
@@ -218,7 +272,7 @@ proptest! {
         prop_assert!(patch.len() <= changed.len() * fresh.col_kind.len() * 8 + 1);
         // And evaluating on it gives the new profiles' outcomes.
         let encoded = EncodedProgram::new(&program, &refs, &columns, as_of).expect("fits");
-        let codes = codes_of(evaluate_host(&patched, &encoded, Output::Codes, WHOLE));
+        let codes = codes_of(evaluate_host(&patched, &encoded, Output::Codes, WHOLE).expect("in bounds"));
         for c in 0..now.len() {
             for r in 0..refs.len() {
                 prop_assert_eq!(codes.get(c, r), Outcome::from_code(anew.code(c, r)));

@@ -21,18 +21,14 @@ use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 
 use super::{Columns, GpuError, GpuTimings, Resident};
 use crate::buffer::HostBuffer;
-use crate::chunk::device_bytes;
+use crate::chunk::{THREADS, device_bytes};
 use crate::encode::{EncodedColumns, EncodedProgram};
-use crate::launch::{self, Backend, Found, Limits, Target};
-use crate::output::{BLOCK, Codes, Output, Outputs, Verdicts};
+use crate::launch::{self, Backend, Chunk, ChunkColumns, Found, Limits};
+use crate::output::{BLOCK, Output, Outputs};
 use crate::patch::Patch;
 use crate::raw::{Place, Placeable, RawColumns, RawOutput, RawProgram};
 
 const SOURCE: &str = include_str!("../../cuda/eligibility.cu");
-/// Threads per block: whole warps, so every ballot sees 32 lanes.
-const THREADS: u32 = 256;
-/// Blocks along y (conditions or rules), each striding over the rest; x covers the citizens.
-const GRID_Y: u32 = 64;
 /// The share of free device memory a chunk on each of the two streams may take.
 const MEMORY_SHARE: f64 = 0.35;
 /// Room for changes per chunk before it is asked again (9 bytes each on the device).
@@ -311,20 +307,15 @@ impl Device {
         Ok(())
     }
 
-    /// Chunks sized so that one chunk on each stream fits in a share of free device memory.
+    /// Chunks sized so that one chunk on each stream fits in a share of free device memory
+    /// (kept columns are already there: only the chunk's buffers count).
     fn limits(&self, columns: &Columns, program: &EncodedProgram, output: &Output) -> Limits {
         let encoded = columns.encoded();
         let citizens = encoded.len as usize;
-        if matches!(columns, Columns::Resident(_)) {
-            // Kept columns are whole on the device: one chunk.
-            return Limits {
-                chunk_citizens: citizens.max(1),
-                change_capacity: CHANGE_CAPACITY,
-            };
-        }
         let free = self.ctx.mem_get_info().map_or(0, |(free, _)| free);
         let probe = (BLOCK * 1024).min(citizens.max(BLOCK));
-        let per_citizen = device_bytes(encoded, program, output, probe, 0).div_ceil(probe);
+        let per_citizen =
+            device_bytes(encoded, program, output, probe, 0, columns.residence()).div_ceil(probe);
         let budget = (free as f64 * MEMORY_SHARE) as usize;
         Limits {
             chunk_citizens: (budget / per_citizen.max(1)).max(BLOCK),
@@ -362,7 +353,14 @@ impl Device {
             found: Vec::new(),
             timings: GpuTimings::default(),
         };
-        let outputs = launch::evaluate(&mut run, columns.encoded(), program, output, limits)?;
+        let outputs = launch::evaluate(
+            &mut run,
+            columns.encoded(),
+            columns.residence(),
+            program,
+            output,
+            limits,
+        )?;
         run.timings.wall = started.elapsed();
         Ok((outputs, run.timings))
     }
@@ -472,12 +470,12 @@ impl Backend for Run<'_> {
         Ok(())
     }
 
-    unsafe fn start(&mut self, columns: &EncodedColumns, target: Target) -> Result<(), GpuError> {
+    unsafe fn start(&mut self, chunk: Chunk) -> Result<(), GpuError> {
         let prog = self.program.expect("a program is loaded first");
-        let chunk = self.started;
+        let index = self.started;
         self.started += 1;
         self.found.push(None);
-        let lane = chunk % 2;
+        let lane = index % 2;
         self.collect(lane)?;
         let device = self.device;
         let stream = &device.streams[lane];
@@ -489,106 +487,109 @@ impl Backend for Run<'_> {
             e.record(stream).map_err(driver)?;
             Ok::<_, GpuError>(e)
         };
-        let citizens = columns.len as usize;
-        let rules = prog.n_rules as usize;
-        let words = citizens.div_ceil(BLOCK);
+        let (sizes, target, geometry) = (chunk.sizes, chunk.target, chunk.geometry);
         let start = event()?;
-        let cols = match self.resident {
-            Some(raw) => raw,
-            None => {
-                let lane = &mut self.scratch.lanes[lane];
-                let raw = RawColumns::new(columns, &mut lane.columns.upload(stream))?;
-                self.timings.bytes_up += lane.columns.bytes;
+        let l = &mut self.scratch.lanes[lane];
+        let cols = match &chunk.columns {
+            ChunkColumns::Upload(columns) => {
+                let raw = RawColumns::new(columns, &mut l.columns.upload(stream))?;
+                self.timings.bytes_up += l.columns.bytes;
                 raw
             }
+            ChunkColumns::Kept { view, .. } => {
+                // The kept arrays, read through the chunk's offsets (a few bytes a field).
+                let kept = self.resident.expect("kept columns are on the device");
+                let mut up = l.columns.upload(stream);
+                let col_known = up.place(&view.col_known)?;
+                let col_data = up.place(&view.col_data)?;
+                self.timings.bytes_up += l.columns.bytes;
+                RawColumns {
+                    len: view.len,
+                    words: view.words,
+                    col_known,
+                    col_data,
+                    ..kept
+                }
+            }
         };
-        let l = &mut self.scratch.lanes[lane];
-        let codes_len = Codes::len_for(citizens, rules);
         let mut out = RawOutput {
             mode: target.mode,
             first: target.first,
             ..RawOutput::default()
         };
         let mut changes = None;
-        match target.mode {
-            0 => out.codes = l.codes.at_least(stream, codes_len)?,
-            1 => {
-                out.planes = l
-                    .planes
-                    .at_least(stream, Verdicts::len_for(citizens, rules) * 4)?
-            }
-            _ => {
-                let capacity = (target.capacity as usize).min(citizens * rules);
-                out.previous = l.previous.at_least(stream, codes_len)?;
-                // SAFETY: `target.previous` points at this chunk's `codes_len` previous codes.
-                let previous = unsafe { std::slice::from_raw_parts(target.previous, codes_len) };
-                unsafe { result::memcpy_htod_async(out.previous, previous, stream.cu_stream()) }
-                    .map_err(driver)?;
-                self.timings.bytes_up += codes_len;
-                out.n_changes = l.n_changes.at_least(stream, 8)?;
-                // SAFETY: the counter's 8 bytes, on this stream.
-                unsafe { result::memset_d8_async(out.n_changes, 0, 8, stream.cu_stream()) }
-                    .map_err(driver)?;
-                out.capacity = capacity as u64;
-                out.change_pair = l.change_pair.at_least(stream, capacity * 8)?;
-                out.change_code = l.change_code.at_least(stream, capacity)?;
-                changes = Some((
-                    out.n_changes,
-                    out.change_pair,
-                    out.change_code,
-                    out.capacity,
-                ));
-            }
+        if sizes.codes > 0 {
+            out.codes = l.codes.at_least(stream, sizes.codes)?;
         }
-        let cond_words = l
-            .cond_words
-            .at_least(stream, prog.n_conditions as usize * words * 4)?;
+        if sizes.planes > 0 {
+            out.planes = l.planes.at_least(stream, sizes.planes * 4)?;
+        }
+        if target.mode == 2 {
+            assert!(sizes.previous <= target.room, "previous codes");
+            out.previous = l.previous.at_least(stream, sizes.previous)?;
+            // SAFETY: `target.previous` points at `target.room` previous codes.
+            let previous = unsafe { std::slice::from_raw_parts(target.previous, sizes.previous) };
+            unsafe { result::memcpy_htod_async(out.previous, previous, stream.cu_stream()) }
+                .map_err(driver)?;
+            self.timings.bytes_up += sizes.previous;
+            out.n_changes = l.n_changes.at_least(stream, 8)?;
+            // SAFETY: the counter's 8 bytes, on this stream.
+            unsafe { result::memset_d8_async(out.n_changes, 0, 8, stream.cu_stream()) }
+                .map_err(driver)?;
+            out.capacity = sizes.changes as u64;
+            out.change_pair = l.change_pair.at_least(stream, sizes.changes * 8)?;
+            out.change_code = l.change_code.at_least(stream, sizes.changes)?;
+            changes = Some((
+                out.n_changes,
+                out.change_pair,
+                out.change_code,
+                out.capacity,
+            ));
+        }
+        let cond_words = l.cond_words.at_least(stream, sizes.cond_words * 4)?;
         let uploaded = event()?;
 
-        let grid_x = u32::try_from(citizens.div_ceil(THREADS as usize))
-            .map_err(|_| driver("too many citizens for one launch"))?;
-        let config = |items: u64| LaunchConfig {
-            grid_dim: (grid_x.max(1), GRID_Y.min(items.max(1) as u32), 1),
+        let config = |y: u32| LaunchConfig {
+            grid_dim: (geometry.grid_x, y, 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        if prog.n_conditions > 0 && citizens > 0 {
+        if geometry.conditions_y > 0 {
             let mut launch = stream.launch_builder(&device.conditions);
             launch.arg(&cols).arg(&prog).arg(&cond_words);
-            // SAFETY: the arguments match el_conditions; cond_words holds conditions × words.
-            unsafe { launch.launch(config(prog.n_conditions)) }.map_err(driver)?;
+            // SAFETY: the arguments match el_conditions; cond_words holds `sizes.cond_words`
+            // (conditions × the chunk's words), as the host model checks for this geometry.
+            unsafe { launch.launch(config(geometry.conditions_y)) }.map_err(driver)?;
         }
         let conditions = event()?;
-        if citizens > 0 {
+        if geometry.rules_y > 0 {
             let mut launch = stream.launch_builder(&device.rules);
             launch.arg(&cols).arg(&prog).arg(&cond_words).arg(&out);
-            // SAFETY: the arguments match el_rules; the output buffers hold the chunk's output.
-            unsafe { launch.launch(config(prog.n_rules)) }.map_err(driver)?;
+            // SAFETY: the arguments match el_rules; the output buffers hold `sizes`.
+            unsafe { launch.launch(config(geometry.rules_y)) }.map_err(driver)?;
         }
         let rules_done = event()?;
         // Straight into the caller's page-locked output, at the chunk's place.
-        match target.mode {
-            0 => {
-                // SAFETY: `target.codes` has room for this chunk's codes and stays untouched
-                // until `finish` (the launch loop's contract); the memory is page-locked.
-                let dst = unsafe { std::slice::from_raw_parts_mut(target.codes, codes_len) };
-                unsafe { result::memcpy_dtoh_async(dst, out.codes, stream.cu_stream()) }
-                    .map_err(driver)?;
-                self.timings.bytes_down += codes_len;
-            }
-            1 => {
-                let len = Verdicts::len_for(citizens, rules);
-                // SAFETY: as above, for the planes.
-                let dst = unsafe { std::slice::from_raw_parts_mut(target.planes, len) };
-                unsafe { result::memcpy_dtoh_async(dst, out.planes, stream.cu_stream()) }
-                    .map_err(driver)?;
-                self.timings.bytes_down += len * 4;
-            }
-            _ => {}
+        if sizes.codes > 0 {
+            assert!(sizes.codes <= target.room, "codes");
+            // SAFETY: `target.codes` has `target.room` codes and stays untouched until
+            // `finish` (the launch loop's contract); the memory is page-locked.
+            let dst = unsafe { std::slice::from_raw_parts_mut(target.codes, sizes.codes) };
+            unsafe { result::memcpy_dtoh_async(dst, out.codes, stream.cu_stream()) }
+                .map_err(driver)?;
+            self.timings.bytes_down += sizes.codes;
+        }
+        if sizes.planes > 0 {
+            assert!(sizes.planes <= target.room, "planes");
+            // SAFETY: as above, for the planes.
+            let dst = unsafe { std::slice::from_raw_parts_mut(target.planes, sizes.planes) };
+            unsafe { result::memcpy_dtoh_async(dst, out.planes, stream.cu_stream()) }
+                .map_err(driver)?;
+            self.timings.bytes_down += sizes.planes * 4;
         }
         let downloaded = event()?;
         self.scratch.lanes[lane].pending = Some(Pending {
-            chunk,
+            chunk: index,
             events: [start, uploaded, conditions, rules_done, downloaded],
             changes,
         });
