@@ -231,12 +231,14 @@ pub struct WorkerArgs {
     /// The batch engine of rule changes: auto | cpu | gpu.
     #[arg(long, env = "ELIGIBILITY_ENGINE", default_value = "auto")]
     pub engine: EngineChoice,
-    /// Under auto, the (citizen, rule) pairs from which a batch goes to the GPU.
-    #[arg(long, env = "ELIGIBILITY_GPU_MIN_PAIRS", default_value_t = 1_000_000)]
+    /// Under auto, the (citizen, rule) pairs from which a batch goes to the GPU (the measured
+    /// crossover: kernels/README.md, "Figures").
+    #[arg(long, env = "ELIGIBILITY_GPU_MIN_PAIRS", default_value_t = 48_000_000)]
     pub gpu_min_pairs: usize,
     /// With a GPU in use, profile micro-batches of at least this many records are evaluated
-    /// on it before their passes.
-    #[arg(long, env = "ELIGIBILITY_GPU_MIN_PROFILES", default_value_t = 2_000)]
+    /// on it before their passes (the crossover over the bundled corpus' 48 rules: micro-batches
+    /// stay on the CPU unless set lower; kernels/README.md, "Figures").
+    #[arg(long, env = "ELIGIBILITY_GPU_MIN_PROFILES", default_value_t = 1_000_000)]
     pub gpu_min_profiles: usize,
     /// Rule corpus seeding a new database (default: the bundled one).
     #[arg(long, env = "ELIGIBILITY_RULES_DIR", value_name = "DIR")]
