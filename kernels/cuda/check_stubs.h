@@ -4,7 +4,7 @@
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
 #define __host__ __attribute__((host))
+#define __shared__ __attribute__((shared))
+__device__ void __syncthreads(void);
 __device__ unsigned int __ballot_sync(unsigned int mask, int predicate);
-__device__ int __popc(unsigned int x);
 __device__ unsigned long long atomicAdd(unsigned long long *address, unsigned long long val);
-__device__ unsigned long long __shfl_sync(unsigned int mask, unsigned long long var, int src, int width = 32);

@@ -10,10 +10,15 @@
  *      caller asked for (ElOutput): every outcome code, two-bit verdicts, or only the pairs whose
  *      code differs from a previous one. Outputs are laid out in blocks of 32 citizens (one warp),
  *      block-major, so the output of a chunk of citizens is one contiguous range of the whole.
+ * Changes take two more kernels, so they come back in citizen-then-rule order with no sort:
+ *   3. el_scan: one block turns each citizen's count of changed rules into its offset.
+ *   4. el_compact: one thread per citizen writes its changed pairs, rule by rule, from there.
  *
- * The per-citizen functions (el_condition_one, el_rule_one) are plain C: host_model.c includes this
- * file and runs them on the CPU, so the logic the kernels run is tested without a GPU. Only the
- * kernels themselves are CUDA.
+ * The per-citizen functions (el_condition_one, el_rule_one, el_scan_*, el_compact_one) are plain C:
+ * host_model.c includes this file and runs them on the CPU, so the logic the kernels run is tested
+ * without a GPU. Only the kernels themselves are CUDA. EL_OK(buffer, index) guards the stores of
+ * the shared functions: always true on the GPU; the host model defines it to check the index
+ * against the buffer's size first.
  */
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -27,6 +32,21 @@ typedef long long int64_t;
 #include <stdint.h>
 #define EL_FN static inline
 #endif
+
+#ifndef EL_OK
+#define EL_OK(buffer, index) 1
+#endif
+/* Buffers, for EL_OK. */
+#define EL_BUF_COND_WORDS 1u
+#define EL_BUF_CODES 2u
+#define EL_BUF_PLANES 3u
+#define EL_BUF_PREVIOUS 4u
+#define EL_BUF_CHANGES 5u
+#define EL_BUF_MASKS 6u
+#define EL_BUF_COUNTS 7u
+
+/* Threads of el_scan's one block. */
+#define EL_SCAN_THREADS 1024u
 
 /* Column kinds (encode::ColumnKind). */
 #define EL_INT 0u
@@ -143,10 +163,16 @@ typedef struct {
     uint8_t *codes;
     /* EL_OUT_VERDICTS: planes[(b * n_rules + r) * 2 + bit], bit 0 the verdict's low bit. */
     uint32_t *planes;
-    /* EL_OUT_CHANGES: the previous codes, laid out as `codes`; every pair whose new code differs
-     * is appended as (citizen of the population * n_rules + rule, new code), in no set order.
-     * n_changes counts them all, also those beyond `capacity` (then the caller asks again). */
-    const uint8_t *previous;
+    /* EL_OUT_CHANGES: the previous codes, laid out as `codes`; el_rules writes the new code over
+     * every one that differs (so they end as the current codes), the ballot of lanes that differ
+     * in masks[b * n_rules + r], and counts each citizen's changed rules in counts[citizen of the
+     * chunk] (zero before). el_scan turns counts into offsets and writes their sum to
+     * n_changes; el_compact writes each changed pair as (citizen of the population * n_rules +
+     * rule, new code) at its offset, those below `capacity` (else the caller runs it again with
+     * room for n_changes). */
+    uint8_t *previous;
+    uint32_t *masks;
+    unsigned long long *counts;
     unsigned long long *n_changes;
     uint64_t capacity;
     uint64_t *change_pair;
@@ -350,6 +376,48 @@ EL_FN uint32_t el_rule_one(const ElColumns *cols, const ElProgram *prog, const u
     }
 }
 
+/* el_scan, thread t of `threads`: the citizens its segment covers. */
+EL_FN void el_scan_segment(uint64_t n, uint64_t t, uint64_t threads, uint64_t *from, uint64_t *to) {
+    uint64_t per = (n + threads - 1) / threads;
+    *from = t * per < n ? t * per : n;
+    *to = *from + per < n ? *from + per : n;
+}
+
+/* The sum of counts[from .. to). */
+EL_FN unsigned long long el_scan_sum(const unsigned long long *counts, uint64_t from, uint64_t to) {
+    unsigned long long s = 0;
+    uint64_t k;
+    for (k = from; k < to; k++) s += counts[k];
+    return s;
+}
+
+/* counts[from .. to) replaced by their running sum from `base` (an exclusive scan). */
+EL_FN void el_scan_write(unsigned long long *counts, uint64_t from, uint64_t to, unsigned long long base) {
+    uint64_t k;
+    for (k = from; k < to; k++) {
+        unsigned long long v = counts[k];
+        if (EL_OK(EL_BUF_COUNTS, k)) counts[k] = base;
+        base += v;
+    }
+}
+
+/* el_compact for citizen i of the chunk: its changed pairs in rule order, from its offset up to
+ * the next citizen's (or n_changes for the last). */
+EL_FN void el_compact_one(const ElOutput *out, uint64_t len, uint64_t n_rules, uint64_t i) {
+    uint64_t b = i >> 5, r, at = out->counts[i];
+    uint64_t end = i + 1 < len ? out->counts[i + 1] : *out->n_changes;
+    uint32_t lane = (uint32_t)(i & 31u);
+    for (r = 0; r < n_rules && at < end; r++) {
+        uint64_t slot = b * n_rules + r;
+        if (!((out->masks[slot] >> lane) & 1u)) continue;
+        if (at < out->capacity && EL_OK(EL_BUF_CHANGES, at)) {
+            out->change_pair[at] = (out->first + i) * n_rules + r;
+            out->change_code[at] = out->previous[slot * 32u + lane];
+        }
+        at++;
+    }
+}
+
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
 /* grid.x × blockDim.x threads cover the citizens (blockDim.x a multiple of 32, so every warp is
@@ -389,18 +457,40 @@ extern "C" __global__ void el_rules(ElColumns cols, ElProgram prog, const uint32
         } else {
             uint32_t changed = valid && code != out.previous[slot * 32u + lane];
             uint32_t mask = __ballot_sync(0xffffffffu, changed);
-            unsigned long long base = 0;
-            if (lane == 0 && mask) base = atomicAdd(out.n_changes, (unsigned long long)__popc(mask));
-            base = __shfl_sync(0xffffffffu, base, 0);
+            if (lane == 0) out.masks[slot] = mask;
             if (changed) {
-                uint64_t at = base + (uint64_t)__popc(mask & ((1u << lane) - 1u));
-                if (at < out.capacity) {
-                    out.change_pair[at] = (out.first + i) * prog.n_rules + r;
-                    out.change_code[at] = (uint8_t)code;
-                }
+                out.previous[slot * 32u + lane] = (uint8_t)code;
+                atomicAdd(out.counts + i, 1ull);
             }
         }
     }
+}
+
+/* One block of EL_SCAN_THREADS: each thread sums its segment of the counts, thread 0 scans the
+ * sums, each thread writes its segment's offsets; the total goes to n_changes. */
+extern "C" __global__ void el_scan(ElOutput out, uint64_t len) {
+    __shared__ unsigned long long sums[EL_SCAN_THREADS];
+    uint64_t from, to, k;
+    el_scan_segment(len, threadIdx.x, blockDim.x, &from, &to);
+    sums[threadIdx.x] = el_scan_sum(out.counts, from, to);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long run = 0;
+        for (k = 0; k < blockDim.x; k++) {
+            unsigned long long v = sums[k];
+            sums[k] = run;
+            run += v;
+        }
+        *out.n_changes = run;
+    }
+    __syncthreads();
+    el_scan_write(out.counts, from, to, sums[threadIdx.x]);
+}
+
+/* One thread per citizen of the chunk. */
+extern "C" __global__ void el_compact(ElOutput out, uint64_t len, uint64_t n_rules) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < len) el_compact_one(&out, len, n_rules, i);
 }
 
 /* Kept columns brought up to date for changed citizens (kernels::patch::Patch): each thread

@@ -54,8 +54,13 @@ pub struct Sizes {
     pub codes: usize,
     /// `Output::Verdicts`: verdict plane words (u32).
     pub planes: usize,
-    /// `Output::ChangesFrom`: the previous codes (bytes), as `codes`.
+    /// `Output::ChangesFrom`: the previous codes (bytes), as `codes`; el_rules overwrites the
+    /// ones that changed.
     pub previous: usize,
+    /// `Output::ChangesFrom`: each (block, rule)'s ballot of changed lanes (u32).
+    pub masks: usize,
+    /// `Output::ChangesFrom`: each citizen's count of changed rules, then its offset (u64).
+    pub counts: usize,
     /// `Output::ChangesFrom`: room for this many changed pairs (a u64 pair and a code each).
     pub changes: usize,
 }
@@ -75,6 +80,8 @@ impl Sizes {
             1 => sizes.planes = Verdicts::len_for(citizens, rules),
             _ => {
                 sizes.previous = codes;
+                sizes.masks = citizens.div_ceil(BLOCK) * rules;
+                sizes.counts = citizens;
                 sizes.changes = capacity.min(citizens * rules);
             }
         }
@@ -83,7 +90,14 @@ impl Sizes {
 
     /// Device bytes of these buffers (and the change counter).
     pub fn bytes(&self) -> usize {
-        self.cond_words * 4 + self.codes + self.planes * 4 + self.previous + self.changes * 9 + 8
+        self.cond_words * 4
+            + self.codes
+            + self.planes * 4
+            + self.previous
+            + self.masks * 4
+            + self.counts * 8
+            + self.changes * 9
+            + 8
     }
 }
 

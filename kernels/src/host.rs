@@ -8,7 +8,7 @@
 use std::ffi::c_int;
 
 use crate::buffer::HostBuffer;
-use crate::chunk::{Residence, THREADS};
+use crate::chunk::{Residence, Sizes, THREADS};
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::{self, Backend, Chunk, ChunkColumns, Found, Limits};
 use crate::output::{Output, Outputs};
@@ -31,6 +31,22 @@ struct RawBounds {
     planes: u64,
     previous: u64,
     changes: u64,
+    masks: u64,
+    counts: u64,
+}
+
+impl From<Sizes> for RawBounds {
+    fn from(s: Sizes) -> RawBounds {
+        RawBounds {
+            cond_words: s.cond_words as u64,
+            codes: s.codes as u64,
+            planes: s.planes as u64,
+            previous: s.previous as u64,
+            changes: s.changes as u64,
+            masks: s.masks as u64,
+            counts: s.counts as u64,
+        }
+    }
 }
 
 /// `ElFault`.
@@ -49,6 +65,13 @@ unsafe extern "C" {
         out: *const RawOutput,
         cond_words: *mut u32,
         grid: *const RawGrid,
+        bounds: *const RawBounds,
+        fault: *mut RawFault,
+    ) -> c_int;
+    fn el_compact_host(
+        out: *const RawOutput,
+        len: u64,
+        n_rules: u64,
         bounds: *const RawBounds,
         fault: *mut RawFault,
     ) -> c_int;
@@ -91,6 +114,8 @@ pub struct HostModel {
     codes: Vec<u8>,
     planes: Vec<u32>,
     previous: Vec<u8>,
+    masks: Vec<u32>,
+    counts: Vec<u64>,
     change_pair: Vec<u64>,
     change_code: Vec<u8>,
     found: Vec<Found>,
@@ -128,12 +153,16 @@ impl Backend for HostModel {
                 }
             }
         };
-        let (sizes, target) = (chunk.sizes, chunk.target);
+        let (mut sizes, target) = (chunk.sizes, chunk.target);
+        let first = chunk.citizens.start;
         grow(&mut self.cond_words, sizes.cond_words);
         grow(&mut self.codes, sizes.codes);
         grow(&mut self.planes, sizes.planes);
+        grow(&mut self.masks, sizes.masks);
         grow(&mut self.change_pair, sizes.changes);
         grow(&mut self.change_code, sizes.changes);
+        // The counts start at zero (the launcher clears them on the device).
+        grow(&mut self.counts, sizes.counts)[..sizes.counts].fill(0);
         let previous = grow(&mut self.previous, sizes.previous);
         // The upload of the previous codes: no more than the caller's buffer holds.
         assert!(
@@ -146,12 +175,14 @@ impl Backend for HostModel {
             previous[..sizes.previous].copy_from_slice(from);
         }
         let mut n_changes = 0u64;
-        let out = RawOutput {
+        let mut out = RawOutput {
             mode: target.mode,
             first: target.first,
             codes: self.codes.as_mut_ptr() as u64,
             planes: self.planes.as_mut_ptr() as u64,
-            previous: self.previous.as_ptr() as u64,
+            previous: self.previous.as_mut_ptr() as u64,
+            masks: self.masks.as_mut_ptr() as u64,
+            counts: self.counts.as_mut_ptr() as u64,
             n_changes: &raw mut n_changes as u64,
             capacity: sizes.changes as u64,
             change_pair: self.change_pair.as_mut_ptr() as u64,
@@ -164,17 +195,28 @@ impl Backend for HostModel {
             rules_y: g.rules_y.into(),
             threads: THREADS.into(),
         };
-        let bounds = RawBounds {
-            cond_words: sizes.cond_words as u64,
-            codes: sizes.codes as u64,
-            planes: sizes.planes as u64,
-            previous: sizes.previous as u64,
-            changes: sizes.changes as u64,
-        };
         let mut fault = RawFault::default();
+        let fail = |fault: RawFault| {
+            let names = [
+                "",
+                "cond_words",
+                "codes",
+                "planes",
+                "previous",
+                "changes",
+                "masks",
+                "counts",
+            ];
+            Fault {
+                first,
+                buffer: names.get(fault.buffer as usize).copied().unwrap_or("?"),
+                index: fault.index,
+                bound: fault.bound,
+            }
+        };
         // SAFETY: every address points into the columns and program of the chunk, this model's
-        // buffers (each at least as large as `bounds` says) or locals; the C code checks every
-        // index into the buffers against `bounds` before it stores.
+        // buffers (each at least as large as `sizes` says) or locals; the C code checks every
+        // index into the buffers against `sizes` before it stores.
         let status = unsafe {
             el_launch_host(
                 &cols,
@@ -182,18 +224,32 @@ impl Backend for HostModel {
                 &out,
                 self.cond_words.as_mut_ptr(),
                 &grid,
-                &bounds,
+                &RawBounds::from(sizes),
                 &mut fault,
             )
         };
         if status != 0 {
-            let names = ["", "cond_words", "codes", "planes", "previous", "changes"];
-            return Err(Fault {
-                first: chunk.citizens.start,
-                buffer: names.get(fault.buffer as usize).copied().unwrap_or("?"),
-                index: fault.index,
-                bound: fault.bound,
-            });
+            return Err(fail(fault));
+        }
+        if n_changes > out.capacity {
+            // More changes than room: compaction again with room for all, as the launcher does.
+            sizes.changes = n_changes as usize;
+            out.capacity = n_changes;
+            out.change_pair = grow(&mut self.change_pair, sizes.changes).as_mut_ptr() as u64;
+            out.change_code = grow(&mut self.change_code, sizes.changes).as_mut_ptr() as u64;
+            // SAFETY: as above; the masks, counts and codes are still this chunk's.
+            let status = unsafe {
+                el_compact_host(
+                    &out,
+                    cols.len,
+                    prog.n_rules,
+                    &RawBounds::from(sizes),
+                    &mut fault,
+                )
+            };
+            if status != 0 {
+                return Err(fail(fault));
+            }
         }
         // The download, into the caller's range: no more than it has room for.
         let copy = |len: usize, what: &str| {
@@ -212,15 +268,14 @@ impl Backend for HostModel {
             unsafe { std::slice::from_raw_parts_mut(target.planes, len) }
                 .copy_from_slice(&self.planes[..len]);
         }
-        let kept = (n_changes as usize).min(sizes.changes);
-        self.found.push(Found {
-            total: n_changes,
-            pairs: self.change_pair[..kept]
+        let n = n_changes as usize;
+        self.found.push(
+            self.change_pair[..n]
                 .iter()
                 .copied()
-                .zip(self.change_code[..kept].iter().copied())
+                .zip(self.change_code[..n].iter().copied())
                 .collect(),
-        });
+        );
         Ok(())
     }
 

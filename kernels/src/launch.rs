@@ -1,9 +1,11 @@
 //! One evaluation, chunk by chunk, on a [`Backend`]: the host model's loops or the GPU's
 //! streams. Everything a launch depends on is decided here once — how the population is cut,
 //! which columns each chunk's kernels read, the launch geometry, how large each buffer must be,
-//! where each chunk's output lands, and what happens when a chunk finds more changes than it had
-//! room for — so the host model, which checks every store against these sizes, tests them for
-//! the GPU (kernels/README.md, "How the launch is tested without a GPU").
+//! and where each chunk's output lands — so the host model, which checks every store against
+//! these sizes, tests them for the GPU (kernels/README.md, "How the launch is tested without a
+//! GPU"). A backend hands back every change of a chunk, in citizen-then-rule order (the kernels
+//! compact them so, running the compaction again with more room when the chunk found more than
+//! it had room for): the chunks' lists, joined, are the whole list in order.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -53,12 +55,9 @@ pub struct Chunk<'a> {
     pub target: Target,
 }
 
-/// The changes one chunk found: `total` counts them all, `pairs` holds those that fit.
-#[derive(Debug, Default)]
-pub struct Found {
-    pub total: u64,
-    pub pairs: Vec<(u64, u8)>,
-}
+/// The changes one chunk found, all of them, by citizen then rule: (citizen of the population ×
+/// rules + rule, new code).
+pub type Found = Vec<(u64, u8)>;
 
 /// Somewhere the kernels' logic runs.
 pub trait Backend {
@@ -83,7 +82,8 @@ pub trait Backend {
 pub struct Limits {
     /// Citizens per chunk (rounded down to whole blocks of 32).
     pub chunk_citizens: usize,
-    /// Room for changes per chunk before it is asked again with room for all it found.
+    /// Room for changes reserved per chunk (a chunk that finds more compacts them again with
+    /// room for all).
     pub change_capacity: usize,
 }
 
@@ -127,8 +127,7 @@ pub fn evaluate<B: Backend>(
     let whole = chunks.len() == 1;
     let chunk = |range: &Range<usize>,
                  codes: &mut Option<HostBuffer<u8>>,
-                 planes: &mut Option<HostBuffer<u32>>,
-                 capacity: usize| {
+                 planes: &mut Option<HostBuffer<u32>>| {
         let block = range.start / BLOCK;
         let (codes_at, planes_at) = (block * rules * BLOCK, block * rules * 2);
         let mut target = Target {
@@ -164,14 +163,14 @@ pub fn evaluate<B: Backend>(
             citizens: range.clone(),
             columns,
             geometry: Geometry::of(range.len(), program.n_conditions(), rules),
-            sizes: Sizes::of(range.len(), program, output.mode(), capacity),
+            sizes: Sizes::of(range.len(), program, output.mode(), limits.change_capacity),
             target,
         }
     };
     let mut found = Vec::with_capacity(chunks.len());
     if rules > 0 {
         for range in &chunks {
-            let c = chunk(range, &mut codes, &mut planes, limits.change_capacity);
+            let c = chunk(range, &mut codes, &mut planes);
             // SAFETY: the buffers above hold the whole output, and outlive `finish` below.
             unsafe { backend.start(c)? };
         }
@@ -188,27 +187,11 @@ pub fn evaluate<B: Backend>(
             rules,
             planes: planes.expect("allocated for verdicts"),
         }),
-        Output::ChangesFrom(_) => {
-            let mut pairs = Vec::new();
-            for (range, mut found) in chunks.iter().zip(found) {
-                if found.total as usize > found.pairs.len() {
-                    // More changes than room: this chunk again, with room for all of them.
-                    let c = chunk(range, &mut codes, &mut planes, found.total as usize);
-                    // SAFETY: as above.
-                    unsafe { backend.start(c)? };
-                    found = backend.finish()?.pop().unwrap_or_default();
-                }
-                // Warps append in the order the GPU runs them: sorted, the list is the same
-                // for the same inputs.
-                found.pairs.sort_unstable();
-                pairs.extend(found.pairs);
-            }
-            Outputs::Changes(Changes {
-                citizens,
-                rules,
-                pairs,
-            })
-        }
+        Output::ChangesFrom(_) => Outputs::Changes(Changes {
+            citizens,
+            rules,
+            pairs: found.concat(),
+        }),
     };
     Ok(outputs)
 }

@@ -59,6 +59,8 @@ pub struct RawOutput {
     pub codes: u64,
     pub planes: u64,
     pub previous: u64,
+    pub masks: u64,
+    pub counts: u64,
     pub n_changes: u64,
     pub capacity: u64,
     pub change_pair: u64,

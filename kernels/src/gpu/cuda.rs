@@ -31,8 +31,11 @@ use crate::raw::{Place, Placeable, RawColumns, RawOutput, RawProgram};
 const SOURCE: &str = include_str!("../../cuda/eligibility.cu");
 /// The share of free device memory a chunk on each of the two streams may take.
 const MEMORY_SHARE: f64 = 0.35;
-/// Room for changes per chunk before it is asked again (9 bytes each on the device).
+/// Room for changes reserved per chunk before compaction runs again with room for all (9 bytes
+/// each on the device).
 const CHANGE_CAPACITY: usize = 1 << 24;
+/// Threads of el_scan's one block (`EL_SCAN_THREADS`).
+const SCAN_THREADS: u32 = 1024;
 
 // SAFETY: plain structs of integers, laid out as the kernels' `ElColumns` / `ElProgram` /
 // `ElOutput`.
@@ -122,6 +125,8 @@ struct Lane {
     codes: Grow,
     planes: Grow,
     previous: Grow,
+    masks: Grow,
+    counts: Grow,
     n_changes: Grow,
     change_pair: Grow,
     change_code: Grow,
@@ -129,11 +134,12 @@ struct Lane {
     pending: Option<Pending>,
 }
 
-/// A chunk in flight: its events (start, uploaded, conditions, rules, downloaded).
+/// A chunk in flight: its events (start, uploaded, conditions, rules, downloaded), and for
+/// changes the output it compacts them into and its number of citizens.
 struct Pending {
     chunk: usize,
     events: [CudaEvent; 5],
-    changes: Option<(u64, u64, u64, u64)>,
+    changes: Option<(RawOutput, u64, u64)>,
 }
 
 #[derive(Default)]
@@ -186,6 +192,8 @@ pub struct Device {
     streams: [Arc<CudaStream>; 2],
     conditions: CudaFunction,
     rules: CudaFunction,
+    scan: CudaFunction,
+    compact: CudaFunction,
     scatter: CudaFunction,
     pool: Pool,
     /// One evaluation at a time owns the reusable device buffers.
@@ -230,6 +238,8 @@ impl Device {
             ],
             conditions: module.load_function("el_conditions").map_err(driver)?,
             rules: module.load_function("el_rules").map_err(driver)?,
+            scan: module.load_function("el_scan").map_err(driver)?,
+            compact: module.load_function("el_compact").map_err(driver)?,
             scatter: module.load_function("el_scatter").map_err(driver)?,
             pool: Pool::default(),
             scratch: Mutex::default(),
@@ -304,6 +314,29 @@ impl Device {
         // (`EncodedColumns::patch` computes them from the same layout).
         unsafe { launch.launch(config) }.map_err(driver)?;
         stream.synchronize().map_err(driver)?;
+        Ok(())
+    }
+
+    /// el_compact over a chunk of `len` citizens: its changed pairs below `out.capacity`.
+    fn compact(
+        &self,
+        stream: &Arc<CudaStream>,
+        out: &RawOutput,
+        len: u64,
+        rules: u64,
+    ) -> Result<(), GpuError> {
+        let mut launch = stream.launch_builder(&self.compact);
+        launch.arg(out).arg(&len).arg(&rules);
+        let blocks = u32::try_from(len.div_ceil(u64::from(THREADS)))
+            .map_err(|_| driver("too many citizens for one launch"))?;
+        let config = LaunchConfig {
+            grid_dim: (blocks.max(1), 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match el_compact; masks, counts and previous codes hold the
+        // chunk's, the change buffers `out.capacity` entries.
+        unsafe { launch.launch(config) }.map_err(driver)?;
         Ok(())
     }
 
@@ -397,30 +430,37 @@ impl Run<'_> {
         t.rules += ms(conditions.elapsed_ms(rules).map_err(driver)?);
         t.download += ms(rules.elapsed_ms(downloaded).map_err(driver)?);
         let mut found = Found::default();
-        if let Some((n_changes, change_pair, change_code, capacity)) = pending.changes {
+        if let Some((mut out, len, rules)) = pending.changes {
             let mut total = [0u64];
             // SAFETY: the counter is one u64 on this stream, which is idle.
-            unsafe { result::memcpy_dtoh_async(&mut total, n_changes, stream.cu_stream()) }
+            unsafe { result::memcpy_dtoh_async(&mut total, out.n_changes, stream.cu_stream()) }
                 .map_err(driver)?;
             stream.synchronize().map_err(driver)?;
-            let kept = total[0].min(capacity) as usize;
-            let mut pairs = vec![0u64; kept];
-            let mut codes = vec![0u8; kept];
-            if kept > 0 {
-                // SAFETY: the kernel wrote `kept` entries of each (fewer than the capacity).
+            let n = total[0] as usize;
+            if total[0] > out.capacity {
+                // More changes than room: compaction again with room for all (the masks, counts
+                // and codes on this stream are still this chunk's).
+                let lane = &mut self.scratch.lanes[lane];
+                out.capacity = total[0];
+                out.change_pair = lane.change_pair.at_least(&stream, n * 8)?;
+                out.change_code = lane.change_code.at_least(&stream, n)?;
+                self.device.compact(&stream, &out, len, rules)?;
+                stream.synchronize().map_err(driver)?;
+            }
+            let mut pairs = vec![0u64; n];
+            let mut codes = vec![0u8; n];
+            if n > 0 {
+                // SAFETY: el_compact wrote `n` entries of each (no more than the capacity).
                 unsafe {
-                    result::memcpy_dtoh_async(&mut pairs, change_pair, stream.cu_stream())
+                    result::memcpy_dtoh_async(&mut pairs, out.change_pair, stream.cu_stream())
                         .map_err(driver)?;
-                    result::memcpy_dtoh_async(&mut codes, change_code, stream.cu_stream())
+                    result::memcpy_dtoh_async(&mut codes, out.change_code, stream.cu_stream())
                         .map_err(driver)?;
                 }
                 stream.synchronize().map_err(driver)?;
             }
-            self.timings.bytes_down += 8 + kept * 9;
-            found = Found {
-                total: total[0],
-                pairs: pairs.into_iter().zip(codes).collect(),
-            };
+            self.timings.bytes_down += 8 + n * 9;
+            found = pairs.into_iter().zip(codes).collect();
         }
         self.found[pending.chunk] = Some(found);
         Ok(())
@@ -532,19 +572,16 @@ impl Backend for Run<'_> {
             unsafe { result::memcpy_htod_async(out.previous, previous, stream.cu_stream()) }
                 .map_err(driver)?;
             self.timings.bytes_up += sizes.previous;
-            out.n_changes = l.n_changes.at_least(stream, 8)?;
-            // SAFETY: the counter's 8 bytes, on this stream.
-            unsafe { result::memset_d8_async(out.n_changes, 0, 8, stream.cu_stream()) }
+            out.masks = l.masks.at_least(stream, sizes.masks * 4)?;
+            out.counts = l.counts.at_least(stream, sizes.counts * 8)?;
+            // SAFETY: the counts' bytes, on this stream; el_rules adds to them.
+            unsafe { result::memset_d8_async(out.counts, 0, sizes.counts * 8, stream.cu_stream()) }
                 .map_err(driver)?;
+            out.n_changes = l.n_changes.at_least(stream, 8)?;
             out.capacity = sizes.changes as u64;
             out.change_pair = l.change_pair.at_least(stream, sizes.changes * 8)?;
             out.change_code = l.change_code.at_least(stream, sizes.changes)?;
-            changes = Some((
-                out.n_changes,
-                out.change_pair,
-                out.change_code,
-                out.capacity,
-            ));
+            changes = Some((out, chunk.citizens.len() as u64, prog.n_rules));
         }
         let cond_words = l.cond_words.at_least(stream, sizes.cond_words * 4)?;
         let uploaded = event()?;
@@ -567,6 +604,18 @@ impl Backend for Run<'_> {
             launch.arg(&cols).arg(&prog).arg(&cond_words).arg(&out);
             // SAFETY: the arguments match el_rules; the output buffers hold `sizes`.
             unsafe { launch.launch(config(geometry.rules_y)) }.map_err(driver)?;
+            if let Some((out, len, rules)) = &changes {
+                let mut launch = stream.launch_builder(&device.scan);
+                launch.arg(out).arg(len);
+                let one = LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (SCAN_THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                // SAFETY: the arguments match el_scan; the counts hold `len` values.
+                unsafe { launch.launch(one) }.map_err(driver)?;
+                device.compact(stream, out, *len, *rules)?;
+            }
         }
         let rules_done = event()?;
         // Straight into the caller's page-locked output, at the chunk's place.
