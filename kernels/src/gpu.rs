@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::chunk::Residence;
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::Limits;
-use crate::output::{Output, Outputs};
+use crate::output::{Codes, Output, Outputs};
 use crate::patch::Patch;
 
 #[cfg(not(feature = "gpu"))]
@@ -134,6 +134,17 @@ impl Gpu {
         self.0.update(resident, patch)?;
         resident.host.apply(patch);
         Ok(())
+    }
+
+    /// Keeps `codes` (of these columns' citizens) on the device with the columns, for
+    /// `Output::ChangesFromKept`: a rule-change page then uploads nothing but the program, and
+    /// each evaluation leaves its new codes there.
+    pub fn keep_outcomes(&self, resident: &mut Resident, codes: &Codes) -> Result<(), GpuError> {
+        assert_eq!(
+            codes.citizens as u64, resident.host.len,
+            "outcomes of the kept citizens"
+        );
+        self.0.keep_outcomes(resident, codes)
     }
 
     /// Evaluates every citizen of `columns` against `program`, handing back `output`.

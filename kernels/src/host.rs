@@ -11,7 +11,7 @@ use crate::buffer::HostBuffer;
 use crate::chunk::{Residence, Sizes, THREADS};
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::{self, Backend, Chunk, ChunkColumns, Found, Limits};
-use crate::output::{Output, Outputs};
+use crate::output::{Codes, Output, Outputs};
 use crate::raw::{Place, Placeable, RawColumns, RawOutput, RawProgram};
 
 /// `ElGrid` of `cuda/host_model.c`.
@@ -114,6 +114,8 @@ pub struct HostModel {
     codes: Vec<u8>,
     planes: Vec<u32>,
     previous: Vec<u8>,
+    /// The previous codes kept "on the device" (`Output::ChangesFromKept`).
+    kept: Vec<u8>,
     masks: Vec<u32>,
     counts: Vec<u64>,
     change_pair: Vec<u64>,
@@ -163,24 +165,36 @@ impl Backend for HostModel {
         grow(&mut self.change_code, sizes.changes);
         // The counts start at zero (the launcher clears them on the device).
         grow(&mut self.counts, sizes.counts)[..sizes.counts].fill(0);
-        let previous = grow(&mut self.previous, sizes.previous);
-        // The upload of the previous codes: no more than the caller's buffer holds.
-        assert!(
-            sizes.previous <= target.room || target.previous.is_null(),
-            "previous codes"
-        );
-        if sizes.previous > 0 {
-            // SAFETY: `target.previous` has `target.room` codes (this function's contract).
-            let from = unsafe { std::slice::from_raw_parts(target.previous, sizes.previous) };
-            previous[..sizes.previous].copy_from_slice(from);
-        }
+        // The previous codes: kept here, or uploaded into the scratch buffer, no more than the
+        // caller's buffer holds.
+        assert!(sizes.previous <= target.room, "previous codes");
+        let previous = match target.kept_previous {
+            Some(at) => {
+                assert!(
+                    at + sizes.previous <= self.kept.len(),
+                    "changes from kept codes need keep_outcomes first"
+                );
+                self.kept[at..].as_mut_ptr()
+            }
+            None => {
+                let previous = grow(&mut self.previous, sizes.previous);
+                if sizes.previous > 0 {
+                    // SAFETY: `target.previous` has `target.room` codes (this function's
+                    // contract).
+                    let from =
+                        unsafe { std::slice::from_raw_parts(target.previous, sizes.previous) };
+                    previous[..sizes.previous].copy_from_slice(from);
+                }
+                previous.as_mut_ptr()
+            }
+        };
         let mut n_changes = 0u64;
         let mut out = RawOutput {
             mode: target.mode,
             first: target.first,
             codes: self.codes.as_mut_ptr() as u64,
             planes: self.planes.as_mut_ptr() as u64,
-            previous: self.previous.as_mut_ptr() as u64,
+            previous: previous as u64,
             masks: self.masks.as_mut_ptr() as u64,
             counts: self.counts.as_mut_ptr() as u64,
             n_changes: &raw mut n_changes as u64,
@@ -285,6 +299,17 @@ impl Backend for HostModel {
 }
 
 impl HostModel {
+    /// Keeps `codes` as the previous outcomes of `Output::ChangesFromKept`, as
+    /// `Gpu::keep_outcomes` does on the device.
+    pub fn keep_outcomes(&mut self, codes: &Codes) {
+        self.kept = codes.codes.to_vec();
+    }
+
+    /// The kept outcomes as they are now (each evaluation from them leaves its new codes).
+    pub fn kept_outcomes(&self) -> &[u8] {
+        &self.kept
+    }
+
     /// Evaluates every (citizen, rule) with the kernels' C logic on the CPU (single-threaded),
     /// in chunks as the GPU would cut them, the columns uploaded or kept.
     pub fn evaluate(

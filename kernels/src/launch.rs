@@ -29,6 +29,9 @@ pub struct Target {
     pub planes: *mut u32,
     /// `Output::ChangesFrom`: the chunk's range of the previous codes.
     pub previous: *const u8,
+    /// `Output::ChangesFromKept`: where the chunk's previous codes start in the codes kept on
+    /// the device (`room` counts from there).
+    pub kept_previous: Option<usize>,
     /// Elements from `codes`, `planes` or `previous` (whichever the mode uses) to the end of
     /// the caller's buffer: a backend copies no more than this.
     pub room: usize,
@@ -111,7 +114,7 @@ pub fn evaluate<B: Backend>(
         _ => None,
     };
     let previous = match output {
-        Output::ChangesFrom(previous) => {
+        Output::ChangesFrom(previous) | Output::ChangesFromKept(previous) => {
             assert_eq!(
                 (previous.citizens, previous.rules),
                 (citizens, rules),
@@ -136,6 +139,7 @@ pub fn evaluate<B: Backend>(
             codes: std::ptr::null_mut(),
             planes: std::ptr::null_mut(),
             previous: std::ptr::null(),
+            kept_previous: None,
             room: 0,
         };
         if let Some(c) = codes.as_mut() {
@@ -150,6 +154,10 @@ pub fn evaluate<B: Backend>(
             let mine = p.blocks(block, range.len().div_ceil(BLOCK));
             target.previous = mine.as_ptr();
             target.room = mine.len();
+            if let Output::ChangesFromKept(_) = output {
+                target.kept_previous = Some(codes_at);
+                target.room = p.codes.len() - codes_at;
+            }
         }
         let columns = match residence {
             Residence::Upload if whole => ChunkColumns::Upload(Cow::Borrowed(columns)),
@@ -187,7 +195,7 @@ pub fn evaluate<B: Backend>(
             rules,
             planes: planes.expect("allocated for verdicts"),
         }),
-        Output::ChangesFrom(_) => Outputs::Changes(Changes {
+        Output::ChangesFrom(_) | Output::ChangesFromKept(_) => Outputs::Changes(Changes {
             citizens,
             rules,
             pairs: found.concat(),

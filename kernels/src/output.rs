@@ -5,7 +5,9 @@
 //! - [`Output::Verdicts`]: the verdict alone, two bits per pair (a population diff counts
 //!   verdicts, not scores);
 //! - [`Output::ChangesFrom`]: only the pairs whose code differs from a previous outcome array,
-//!   with their new code (a rule-change page: most pairs keep their stored outcome).
+//!   with their new code (a rule-change page: most pairs keep their stored outcome);
+//!   [`Output::ChangesFromKept`]: the same with the previous outcomes kept on the device, where
+//!   the evaluation leaves the new ones (nothing but the changes crosses the bus).
 //!
 //! Every layout is in blocks of 32 citizens (one warp), block-major, so a chunk of citizens is a
 //! contiguous range of the whole output: the GPU copies each chunk straight to its place.
@@ -29,6 +31,11 @@ pub enum Output<'a> {
     Codes,
     Verdicts,
     ChangesFrom(&'a Codes),
+    /// As `ChangesFrom`, from the previous codes kept on the device with the columns
+    /// (`Gpu::keep_outcomes`, `HostModel::keep_outcomes`); this is the caller's copy of them.
+    /// The evaluation writes each changed code over the kept one, so afterwards the device
+    /// keeps the new outcomes (and the caller's copy is `Changes::applied_to` it).
+    ChangesFromKept(&'a Codes),
 }
 
 impl Output<'_> {
@@ -37,7 +44,7 @@ impl Output<'_> {
         match self {
             Output::Codes => 0,
             Output::Verdicts => 1,
-            Output::ChangesFrom(_) => 2,
+            Output::ChangesFrom(_) | Output::ChangesFromKept(_) => 2,
         }
     }
 }
@@ -63,7 +70,7 @@ impl Outputs {
             Output::Verdicts => Outputs::Verdicts(Verdicts::from_fn(citizens, rules, |c, r| {
                 Outcome::from_code(code(c, r)).verdict
             })),
-            Output::ChangesFrom(previous) => {
+            Output::ChangesFrom(previous) | Output::ChangesFromKept(previous) => {
                 previous.assert_shape(citizens, rules);
                 let pairs = (0..citizens)
                     .flat_map(|c| (0..rules).map(move |r| (c, r)))

@@ -1,6 +1,6 @@
 //! On a GPU machine (built with `--features gpu`): the kernels agree with the host C model, the CPU
 //! batch evaluator and the scalar evaluator — on random rules, in every output form, in chunks,
-//! on kept and patched columns, and on one million synthetic citizens. Without a device every
+//! on kept and patched columns, from kept outcomes, and on one million synthetic citizens. Without a device every
 //! test here says so and passes.
 
 #![cfg(feature = "gpu")]
@@ -53,7 +53,7 @@ proptest! {
                 prop_assert_eq!(codes.code(c, r), outcome(rule, profile, as_of).code());
             }
         }
-        let kept = gpu.keep(encoded_columns.clone()).expect("fits");
+        let mut kept = gpu.keep(encoded_columns.clone()).expect("fits");
         let (Outputs::Verdicts(verdicts), _) = gpu
             .evaluate(Columns::Resident(&kept), &encoded, Output::Verdicts)
             .expect("the kernels run") else { panic!("verdicts") };
@@ -70,6 +70,17 @@ proptest! {
             prop_assert_eq!(&changes, &host_changes);
             prop_assert_eq!(&changes.applied_to(&previous), &codes);
         }
+        // From outcomes kept on the device: the same changes, and the kept outcomes become the
+        // codes (so from them again, nothing changes).
+        gpu.keep_outcomes(&mut kept, &previous).expect("fits");
+        let (Outputs::Changes(changes), _) = gpu
+            .evaluate_with(Columns::Resident(&kept), &encoded, Output::ChangesFromKept(&previous), limits)
+            .expect("the kernels run") else { panic!("changes") };
+        prop_assert_eq!(&changes.applied_to(&previous), &codes);
+        let (Outputs::Changes(again), _) = gpu
+            .evaluate(Columns::Resident(&kept), &encoded, Output::ChangesFromKept(&codes))
+            .expect("the kernels run") else { panic!("changes") };
+        prop_assert!(again.pairs.is_empty(), "{:?}", again);
     }
 
     #[test]

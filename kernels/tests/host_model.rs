@@ -32,7 +32,7 @@ struct Call {
     chunk_blocks: usize,
     capacity: usize,
     kept: bool,
-    /// 0 codes, 1 verdicts, 2 changes.
+    /// 0 codes, 1 verdicts, 2 changes, 3 changes from outcomes kept with the model.
     mode: u8,
     seed: u64,
 }
@@ -44,7 +44,7 @@ fn call() -> impl Strategy<Value = Call> {
         1usize..12,
         0usize..64,
         any::<bool>(),
-        0u8..3,
+        0u8..4,
         any::<u64>(),
     )
         .prop_map(
@@ -198,7 +198,11 @@ proptest! {
             let output = match call.mode {
                 0 => Output::Codes,
                 1 => Output::Verdicts,
-                _ => Output::ChangesFrom(&previous),
+                2 => Output::ChangesFrom(&previous),
+                _ => {
+                    model.keep_outcomes(&previous);
+                    Output::ChangesFromKept(&previous)
+                }
             };
             let got = model
                 .evaluate(&encoded_columns, residence, &encoded, output, limits)
@@ -219,6 +223,16 @@ proptest! {
                     for (c, r, outcome) in got.iter() {
                         prop_assert_ne!(previous.code(c, r), outcome.code());
                         prop_assert_eq!(outcome, batch.get(c, r));
+                    }
+                    if call.mode == 3 {
+                        // The kept outcomes are now the new codes: from them, nothing changes.
+                        let kept = Codes { citizens: codes.citizens, rules: codes.rules, codes: model.kept_outcomes().to_vec().into() };
+                        prop_assert_eq!(&kept, &codes);
+                        let again = model
+                            .evaluate(&encoded_columns, residence, &encoded, Output::ChangesFromKept(&codes), limits)
+                            .map_err(|fault| TestCaseError::fail(format!("{call:?} again: {fault}")))?;
+                        let Outputs::Changes(again) = again else { panic!("asked for changes") };
+                        prop_assert!(again.pairs.is_empty(), "{:?}", again);
                     }
                 }
                 (got, _) => prop_assert!(false, "{:?}: got {:?}", call, got),

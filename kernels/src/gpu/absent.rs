@@ -3,7 +3,7 @@
 use super::{Columns, GpuError, GpuTimings, Resident};
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::Limits;
-use crate::output::{Output, Outputs};
+use crate::output::{Codes, Output, Outputs};
 use crate::patch::Patch;
 
 pub enum Device {}
@@ -25,6 +25,10 @@ impl Device {
     }
 
     pub fn update(&self, resident: &mut Resident, _: &Patch) -> Result<(), GpuError> {
+        match resident.device {}
+    }
+
+    pub fn keep_outcomes(&self, resident: &mut Resident, _: &Codes) -> Result<(), GpuError> {
         match resident.device {}
     }
 

@@ -24,7 +24,7 @@ use crate::buffer::HostBuffer;
 use crate::chunk::{THREADS, device_bytes};
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::{self, Backend, Chunk, ChunkColumns, Found, Limits};
-use crate::output::{BLOCK, Output, Outputs};
+use crate::output::{BLOCK, Codes, Output, Outputs};
 use crate::patch::Patch;
 use crate::raw::{Place, Placeable, RawColumns, RawOutput, RawProgram};
 
@@ -110,11 +110,14 @@ impl Arrays {
     }
 }
 
-/// Columns kept on the device, with the addresses the kernels read.
+/// Columns kept on the device, with the addresses the kernels read, and the outcomes kept with
+/// them (`Output::ChangesFromKept`; evaluations from them write the new codes there).
 pub struct DeviceColumns {
     /// Held, never read: the device memory `raw` points into.
     _memory: Arrays,
     raw: RawColumns,
+    outcomes: Grow,
+    outcome_bytes: usize,
 }
 
 /// What one stream keeps for its chunks.
@@ -267,7 +270,22 @@ impl Device {
         Ok(DeviceColumns {
             _memory: arrays,
             raw,
+            outcomes: Grow::default(),
+            outcome_bytes: 0,
         })
+    }
+
+    pub fn keep_outcomes(&self, resident: &mut Resident, codes: &Codes) -> Result<(), GpuError> {
+        let stream = &self.streams[0];
+        let device = &mut resident.device;
+        let at = device.outcomes.at_least(stream, codes.codes.len())?;
+        // SAFETY: the buffer holds at least the codes' bytes; the copy completes before the
+        // synchronisation below.
+        unsafe { result::memcpy_htod_async(at, &codes.codes[..], stream.cu_stream()) }
+            .map_err(driver)?;
+        stream.synchronize().map_err(driver)?;
+        device.outcome_bytes = codes.codes.len();
+        Ok(())
     }
 
     pub fn update(&self, resident: &mut Resident, patch: &Patch) -> Result<(), GpuError> {
@@ -381,6 +399,15 @@ impl Device {
                 Columns::Resident(r) => Some(r.device.raw),
                 Columns::Host(_) => None,
             },
+            outcomes: match columns {
+                Columns::Resident(r) if r.device.outcome_bytes > 0 => r
+                    .device
+                    .outcomes
+                    .0
+                    .as_ref()
+                    .map(|b| (b.device_ptr(&self.streams[0]).0, r.device.outcome_bytes)),
+                _ => None,
+            },
             program: None,
             started: 0,
             found: Vec::new(),
@@ -404,6 +431,8 @@ struct Run<'a> {
     device: &'a Device,
     scratch: MutexGuard<'a, Scratch>,
     resident: Option<RawColumns>,
+    /// The outcomes kept with the resident columns: address and bytes.
+    outcomes: Option<(u64, usize)>,
     program: Option<RawProgram>,
     /// Chunks started so far.
     started: usize,
@@ -566,12 +595,25 @@ impl Backend for Run<'_> {
         }
         if target.mode == 2 {
             assert!(sizes.previous <= target.room, "previous codes");
-            out.previous = l.previous.at_least(stream, sizes.previous)?;
-            // SAFETY: `target.previous` points at `target.room` previous codes.
-            let previous = unsafe { std::slice::from_raw_parts(target.previous, sizes.previous) };
-            unsafe { result::memcpy_htod_async(out.previous, previous, stream.cu_stream()) }
-                .map_err(driver)?;
-            self.timings.bytes_up += sizes.previous;
+            if let Some(at) = target.kept_previous {
+                let (kept, bytes) = self.outcomes.ok_or_else(|| {
+                    driver("changes from kept outcomes: keep_outcomes on these columns first")
+                })?;
+                if at + sizes.previous > bytes {
+                    return Err(driver(
+                        "the kept outcomes are not of these citizens and rules",
+                    ));
+                }
+                out.previous = kept + at as u64;
+            } else {
+                out.previous = l.previous.at_least(stream, sizes.previous)?;
+                // SAFETY: `target.previous` points at `target.room` previous codes.
+                let previous =
+                    unsafe { std::slice::from_raw_parts(target.previous, sizes.previous) };
+                unsafe { result::memcpy_htod_async(out.previous, previous, stream.cu_stream()) }
+                    .map_err(driver)?;
+                self.timings.bytes_up += sizes.previous;
+            }
             out.masks = l.masks.at_least(stream, sizes.masks * 4)?;
             out.counts = l.counts.at_least(stream, sizes.counts * 8)?;
             // SAFETY: the counts' bytes, on this stream; el_rules adds to them.

@@ -268,6 +268,21 @@ fn gpu_runs(
         Some(&previous),
     )?;
 
+    // The same page from outcomes kept on the device: only the changes cross the bus. Each run
+    // finds the kept outcomes it changed put back first (untimed: a worker keeps them once).
+    let from_kept = best(
+        "changes from kept outcomes (1 % differ), columns kept",
+        &mut || {
+            gpu.keep_outcomes(&mut kept, &previous)?;
+            gpu.evaluate(
+                Columns::Resident(&kept),
+                encoded,
+                Output::ChangesFromKept(&previous),
+            )
+        },
+        Some(&previous),
+    )?;
+
     // 1 % of the citizens change: only their values are uploaded.
     let catalogue = Catalogue::bundled();
     let changed: Vec<usize> = (0..citizens).step_by(100).collect();
@@ -322,7 +337,7 @@ fn gpu_runs(
 
     let ratio = |t: &GpuTimings| cpu.as_secs_f64() / t.wall.as_secs_f64();
     println!(
-        "summary {citizens} × {rules} on {name}: CPU batch {}; GPU end to end (wall, best of {repeat}): codes {} ({:.1}×), verdicts {} ({:.1}×), verdicts on kept columns {} ({:.1}×), changes on kept columns {} ({:.1}×); kernels {}",
+        "summary {citizens} × {rules} on {name}: CPU batch {}; GPU end to end (wall, best of {repeat}): codes {} ({:.1}×), verdicts {} ({:.1}×), verdicts on kept columns {} ({:.1}×), changes on kept columns {} ({:.1}×), changes from kept outcomes {} ({:.1}×); kernels {}",
         ms(cpu),
         ms(codes.wall),
         ratio(&codes),
@@ -332,6 +347,8 @@ fn gpu_runs(
         ratio(&resident),
         ms(changes.wall),
         ratio(&changes),
+        ms(from_kept.wall),
+        ratio(&from_kept),
         ms(resident.kernels()),
     );
     if let (Some(python), Some(dir)) = (&args.cupy_python, &args.export) {
