@@ -190,13 +190,24 @@ impl EncodedColumns {
 
     /// The columns of citizens `range`, which starts on a block boundary, copied out.
     pub fn slice(&self, range: Range<usize>) -> EncodedColumns {
-        let mut e = EncodedColumns {
-            len: range.len() as u64,
-            words: range.len().div_ceil(BLOCK) as u64,
-            col_kind: self.col_kind.clone(),
-            col_width: self.col_width.clone(),
-            ..EncodedColumns::default()
-        };
+        let mut e = EncodedColumns::default();
+        self.slice_into(range, &mut e);
+        e
+    }
+
+    /// [`EncodedColumns::slice`] into `e`, reusing its memory (a launch slices every chunk into
+    /// the same buffers, so a steady state touches no fresh pages).
+    pub fn slice_into(&self, range: Range<usize>, e: &mut EncodedColumns) {
+        e.len = range.len() as u64;
+        e.words = range.len().div_ceil(BLOCK) as u64;
+        e.col_kind.clone_from(&self.col_kind);
+        e.col_width.clone_from(&self.col_width);
+        for pool in [&mut e.col_known, &mut e.col_data] {
+            pool.clear();
+        }
+        e.ints.clear();
+        e.nums.clear();
+        e.u32s.clear();
         for f in 0..self.col_kind.len() {
             let (known, values) = self.field_range(f, &range);
             e.col_known.push(e.u32s.len() as u64);
@@ -218,6 +229,5 @@ impl EncodedColumns {
             };
             e.col_data.push(at as u64);
         }
-        e
     }
 }

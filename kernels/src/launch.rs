@@ -7,7 +7,6 @@
 //! compact them so, running the compaction again with more room when the chunk found more than
 //! it had room for): the chunks' lists, joined, are the whole list in order.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::buffer::HostBuffer;
@@ -39,8 +38,9 @@ pub struct Target {
 
 /// The columns one chunk's kernels read.
 pub enum ChunkColumns<'a> {
-    /// Uploaded for this chunk: the chunk's own columns (the caller's, when there is one chunk).
-    Upload(Cow<'a, EncodedColumns>),
+    /// Uploaded for this chunk: the chunk's own columns (the caller's, when there is one chunk),
+    /// to be copied away before `start` returns.
+    Upload(&'a EncodedColumns),
     /// Kept on the device: the chunk's citizens of the kept columns `whole`, read through
     /// `view` (offsets into the same pools; only the view crosses the bus).
     Kept {
@@ -128,9 +128,10 @@ pub fn evaluate<B: Backend>(
         backend.load_program(program)?;
     }
     let whole = chunks.len() == 1;
-    let chunk = |range: &Range<usize>,
-                 codes: &mut Option<HostBuffer<u8>>,
-                 planes: &mut Option<HostBuffer<u32>>| {
+    // Where a chunk's output lands.
+    let target = |range: &Range<usize>,
+                  codes: &mut Option<HostBuffer<u8>>,
+                  planes: &mut Option<HostBuffer<u32>>| {
         let block = range.start / BLOCK;
         let (codes_at, planes_at) = (block * rules * BLOCK, block * rules * 2);
         let mut target = Target {
@@ -159,26 +160,32 @@ pub fn evaluate<B: Backend>(
                 target.room = p.codes.len() - codes_at;
             }
         }
-        let columns = match residence {
-            Residence::Upload if whole => ChunkColumns::Upload(Cow::Borrowed(columns)),
-            Residence::Upload => ChunkColumns::Upload(Cow::Owned(columns.slice(range.clone()))),
-            Residence::Kept => ChunkColumns::Kept {
-                whole: columns,
-                view: columns.view(range.clone()),
-            },
-        };
-        Chunk {
-            citizens: range.clone(),
-            columns,
-            geometry: Geometry::of(range.len(), program.n_conditions(), rules),
-            sizes: Sizes::of(range.len(), program, output.mode(), limits.change_capacity),
-            target,
-        }
+        target
     };
+    // One buffer for every chunk's slice of uploaded columns: a backend has copied a chunk's
+    // columns away (to the device, or to its staging memory) when `start` returns.
+    let mut slice = EncodedColumns::default();
     let mut found = Vec::with_capacity(chunks.len());
     if rules > 0 {
         for range in &chunks {
-            let c = chunk(range, &mut codes, &mut planes);
+            let of_chunk = match residence {
+                Residence::Upload if whole => ChunkColumns::Upload(columns),
+                Residence::Upload => {
+                    columns.slice_into(range.clone(), &mut slice);
+                    ChunkColumns::Upload(&slice)
+                }
+                Residence::Kept => ChunkColumns::Kept {
+                    whole: columns,
+                    view: columns.view(range.clone()),
+                },
+            };
+            let c = Chunk {
+                citizens: range.clone(),
+                columns: of_chunk,
+                geometry: Geometry::of(range.len(), program.n_conditions(), rules),
+                sizes: Sizes::of(range.len(), program, output.mode(), limits.change_capacity),
+                target: target(range, &mut codes, &mut planes),
+            };
             // SAFETY: the buffers above hold the whole output, and outlive `finish` below.
             unsafe { backend.start(c)? };
         }

@@ -3,8 +3,6 @@
 //! the values of updated `ProfileColumns` (`ProfileColumns::update`, which keeps every other
 //! citizen's string ids) for the changed citizens; bit words are written whole, once each.
 
-use std::collections::BTreeMap;
-
 use engine::columns::{ColumnData, ProfileColumns};
 
 use crate::encode::EncodedColumns;
@@ -41,57 +39,63 @@ fn half(bits: &[u64], w: usize) -> u32 {
 }
 
 impl EncodedColumns {
-    /// The writes that bring these columns to `columns` for `citizens`, or None when the layout
-    /// differs (another length, a list column grown wider): then encode the columns anew.
+    /// The writes that bring these columns to `columns` for `citizens` (in any order, repeats
+    /// allowed), or None when the layout differs (another length, a list column grown wider):
+    /// then encode the columns anew. Fields are laid out one after another in each pool, and a
+    /// field's values by citizen, so walking fields in order and the citizens ascending gives
+    /// every pool's writes ascending: no map, no sort of the writes.
     pub fn patch(&self, columns: &ProfileColumns, citizens: &[usize]) -> Option<Patch> {
         if self.len != columns.len as u64 || self.col_kind.len() != columns.columns.len() {
             return None;
         }
-        let mut u32s = BTreeMap::new();
-        let mut ints = BTreeMap::new();
-        let mut nums = BTreeMap::new();
-        for (f, column) in columns.columns.iter().enumerate() {
-            let known = self.col_known[f];
-            let data = self.col_data[f];
-            for &i in citizens {
+        let mut citizens = citizens.to_vec();
+        citizens.sort_unstable();
+        citizens.dedup();
+        let mut p = Patch::default();
+        // A bit word is written once however many of its citizens changed.
+        let words = |p: &mut Patch, at: u64, bits: &[u64]| {
+            let mut last = None;
+            for &i in &citizens {
                 let w = i / 32;
-                u32s.insert(known + w as u64, half(&column.known, w));
-                match &column.data {
-                    ColumnData::Int(values) => {
-                        ints.insert(data + i as u64, values[i]);
+                if last != Some(w) {
+                    p.u32_at.push(at + w as u64);
+                    p.u32_values.push(half(bits, w));
+                    last = Some(w);
+                }
+            }
+        };
+        for (f, column) in columns.columns.iter().enumerate() {
+            let data = self.col_data[f];
+            words(&mut p, self.col_known[f], &column.known);
+            match &column.data {
+                ColumnData::Int(values) => {
+                    p.int_at.extend(citizens.iter().map(|&i| data + i as u64));
+                    p.int_values.extend(citizens.iter().map(|&i| values[i]));
+                }
+                ColumnData::Num(values) => {
+                    p.num_at.extend(citizens.iter().map(|&i| data + i as u64));
+                    p.num_values.extend(citizens.iter().map(|&i| values[i]));
+                }
+                ColumnData::Bool(bits) => words(&mut p, data, bits),
+                ColumnData::Str { ids, .. } => {
+                    p.u32_at.extend(citizens.iter().map(|&i| data + i as u64));
+                    p.u32_values.extend(citizens.iter().map(|&i| ids[i]));
+                }
+                ColumnData::List { bits, width, .. } => {
+                    if self.col_width[f] as usize != 2 * width {
+                        return None;
                     }
-                    ColumnData::Num(values) => {
-                        nums.insert(data + i as u64, values[i]);
-                    }
-                    ColumnData::Bool(bits) => {
-                        u32s.insert(data + w as u64, half(bits, w));
-                    }
-                    ColumnData::Str { ids, .. } => {
-                        u32s.insert(data + i as u64, ids[i]);
-                    }
-                    ColumnData::List { bits, width, .. } => {
-                        if self.col_width[f] as usize != 2 * width {
-                            return None;
-                        }
+                    for &i in &citizens {
                         let mine = &bits[i * width..(i + 1) * width];
                         for k in 0..2 * width {
-                            u32s.insert(data + (i * 2 * width + k) as u64, half(mine, k));
+                            p.u32_at.push(data + (i * 2 * width + k) as u64);
+                            p.u32_values.push(half(mine, k));
                         }
                     }
                 }
             }
         }
-        let (u32_at, u32_values) = u32s.into_iter().unzip();
-        let (int_at, int_values) = ints.into_iter().unzip();
-        let (num_at, num_values) = nums.into_iter().unzip();
-        Some(Patch {
-            u32_at,
-            u32_values,
-            int_at,
-            int_values,
-            num_at,
-            num_values,
-        })
+        Some(p)
     }
 
     /// Applies `patch` here, as the device's scatter kernel does there.

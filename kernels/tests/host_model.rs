@@ -260,8 +260,6 @@ proptest! {
                 changed.push(i);
             }
         }
-        changed.sort_unstable();
-        changed.dedup();
         // The updated columns evaluate as columns built from the new profiles do.
         let refs: Vec<&Rule> = rules.iter().collect();
         let program = Program::compile(&refs);
@@ -275,8 +273,14 @@ proptest! {
             }
         }
         // The kept encoding, patched for the changed citizens only, is the updated columns'
-        // encoding, value for value.
+        // encoding, value for value. The changed citizens come in pick order, with repeats: the
+        // patch puts them in order itself, and its writes are ascending and distinct.
         let patch = kept.patch(&columns, &changed).expect("same layout");
+        for at in [&patch.u32_at, &patch.int_at, &patch.num_at] {
+            prop_assert!(at.windows(2).all(|w| w[0] < w[1]), "writes ascending and distinct");
+        }
+        changed.sort_unstable();
+        changed.dedup();
         let mut patched = kept.clone();
         patched.apply(&patch);
         let fresh = EncodedColumns::new(&columns);

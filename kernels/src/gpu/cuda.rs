@@ -77,6 +77,14 @@ struct Arrays {
 struct Upload<'a> {
     arrays: &'a mut Arrays,
     stream: &'a Arc<CudaStream>,
+    /// Page-locked memory to copy the values into first (its address, bytes and bytes used),
+    /// so the copy to the device runs while the host goes on; else the driver stages them.
+    staging: Option<(*mut u8, usize, usize)>,
+}
+
+/// Where the next array starts in staging memory: 8-byte aligned.
+fn aligned(at: usize) -> usize {
+    at.next_multiple_of(8)
 }
 
 impl Place for Upload<'_> {
@@ -87,14 +95,37 @@ impl Place for Upload<'_> {
         if self.arrays.slots.len() <= slot {
             self.arrays.slots.push(Grow::default());
         }
-        let address = self.arrays.slots[slot].at_least(self.stream, size_of_val(values))?;
+        let bytes = size_of_val(values);
+        let address = self.arrays.slots[slot].at_least(self.stream, bytes)?;
         if !values.is_empty() {
-            // SAFETY: the slot holds at least the values' bytes; a copy from pageable memory is
-            // staged by the driver before this returns, so `values` may go away after it.
-            unsafe { result::memcpy_htod_async(address, values, self.stream.cu_stream()) }
-                .map_err(driver)?;
+            match &mut self.staging {
+                Some((base, room, used)) => {
+                    let at = aligned(*used);
+                    assert!(at + bytes <= *room, "staging sized by staged_bytes");
+                    // SAFETY: `base` is page-locked memory of `room` bytes that only this
+                    // lane's copies read, and the lane's previous chunk was collected before
+                    // this one started; `at` is 8-byte aligned, so the values are aligned too.
+                    let staged = unsafe {
+                        let to = base.add(at).cast::<T>();
+                        std::ptr::copy_nonoverlapping(values.as_ptr(), to, values.len());
+                        std::slice::from_raw_parts(to.cast_const(), values.len())
+                    };
+                    // SAFETY: the slot holds at least these bytes; the staged copy stays
+                    // untouched until the lane is collected.
+                    unsafe { result::memcpy_htod_async(address, staged, self.stream.cu_stream()) }
+                        .map_err(driver)?;
+                    *used = at + bytes;
+                }
+                None => {
+                    // SAFETY: the slot holds at least the values' bytes; a copy from pageable
+                    // memory is staged by the driver before this returns, so `values` may go
+                    // away after it.
+                    unsafe { result::memcpy_htod_async(address, values, self.stream.cu_stream()) }
+                        .map_err(driver)?;
+                }
+            }
         }
-        self.arrays.bytes += size_of_val(values);
+        self.arrays.bytes += bytes;
         Ok(address)
     }
 }
@@ -106,7 +137,58 @@ impl Arrays {
         Upload {
             arrays: self,
             stream,
+            staging: None,
         }
+    }
+
+    /// As [`Arrays::upload`], through page-locked `staging` of `room` bytes.
+    fn upload_staged<'a>(
+        &'a mut self,
+        stream: &'a Arc<CudaStream>,
+        staging: *mut u8,
+        room: usize,
+    ) -> Upload<'a> {
+        let mut up = self.upload(stream);
+        up.staging = Some((staging, room, 0));
+        up
+    }
+}
+
+/// The staging bytes `RawColumns::new` places for `c` (each array 8-byte aligned).
+fn staged_bytes(c: &EncodedColumns) -> usize {
+    [
+        size_of_val(&c.col_kind[..]),
+        size_of_val(&c.col_known[..]),
+        size_of_val(&c.col_data[..]),
+        size_of_val(&c.col_width[..]),
+        size_of_val(&c.ints[..]),
+        size_of_val(&c.nums[..]),
+        size_of_val(&c.u32s[..]),
+    ]
+    .iter()
+    .map(|&b| aligned(b))
+    .sum()
+}
+
+/// Page-locked host memory a lane stages its chunks' columns in; it only grows.
+#[derive(Default)]
+struct Staging(Option<PinnedHostSlice<u8>>);
+
+impl Staging {
+    fn at_least(&mut self, ctx: &Arc<CudaContext>, bytes: usize) -> Result<*mut u8, GpuError> {
+        if self.0.as_ref().is_none_or(|b| b.len() < bytes) {
+            self.0 = None;
+            // SAFETY: page-locked memory the host writes and the device reads; every byte a
+            // copy reads is written first.
+            self.0 = Some(
+                unsafe { ctx.alloc_pinned_with_flags::<u8>(bytes.max(8), 0) }.map_err(driver)?,
+            );
+        }
+        self.0
+            .as_mut()
+            .expect("allocated above")
+            .as_mut_ptr()
+            .map_err(driver)
     }
 }
 
@@ -124,6 +206,7 @@ pub struct DeviceColumns {
 #[derive(Default)]
 struct Lane {
     columns: Arrays,
+    staging: Staging,
     cond_words: Grow,
     codes: Grow,
     planes: Grow,
@@ -561,7 +644,10 @@ impl Backend for Run<'_> {
         let l = &mut self.scratch.lanes[lane];
         let cols = match &chunk.columns {
             ChunkColumns::Upload(columns) => {
-                let raw = RawColumns::new(columns, &mut l.columns.upload(stream))?;
+                let room = staged_bytes(columns);
+                let staging = l.staging.at_least(&device.ctx, room)?;
+                let raw =
+                    RawColumns::new(columns, &mut l.columns.upload_staged(stream, staging, room))?;
                 self.timings.bytes_up += l.columns.bytes;
                 raw
             }
