@@ -68,7 +68,7 @@ run() {
         failed=1
     fi
     if [ -n "$sanitizer" ]; then
-        step memcheck 120 env PROPTEST_CASES=4 "$sanitizer" --tool memcheck --error-exitcode 1 \
+        step memcheck 110 env PROPTEST_CASES=4 "$sanitizer" --tool memcheck --error-exitcode 1 \
             "$here/gpu_parity" gpu_equals_host_model_and_scalar patched_columns_on_the_gpu_equal_the_host \
             --test-threads 1
     else
