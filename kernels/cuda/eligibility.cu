@@ -493,18 +493,20 @@ extern "C" __global__ void el_compact(ElOutput out, uint64_t len, uint64_t n_rul
     if (i < len) el_compact_one(&out, len, n_rules, i);
 }
 
-/* Kept columns brought up to date for changed citizens (kernels::patch::Patch): each thread
- * applies every stride-th write of the three pools. */
+/* Kept columns brought up to date for changed citizens (kernels::patch::Patch), and kept outcomes
+ * for changed pairs: each thread applies every stride-th write of the four pools. */
 extern "C" __global__ void el_scatter(uint32_t *u32s, const uint64_t *u32_at, const uint32_t *u32_values,
                                       uint64_t n_u32, int64_t *ints, const uint64_t *int_at,
                                       const int64_t *int_values, uint64_t n_int, double *nums,
                                       const uint64_t *num_at, const double *num_values,
-                                      uint64_t n_num) {
+                                      uint64_t n_num, uint8_t *u8s, const uint64_t *u8_at,
+                                      const uint8_t *u8_values, uint64_t n_u8) {
     uint64_t k, first = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     uint64_t step = (uint64_t)gridDim.x * blockDim.x;
     for (k = first; k < n_u32; k += step) u32s[u32_at[k]] = u32_values[k];
     for (k = first; k < n_int; k += step) ints[int_at[k]] = int_values[k];
     for (k = first; k < n_num; k += step) nums[num_at[k]] = num_values[k];
+    for (k = first; k < n_u8; k += step) u8s[u8_at[k]] = u8_values[k];
 }
 
 #endif

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::chunk::Residence;
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::Limits;
-use crate::output::{Codes, Output, Outputs};
+use crate::output::{Changes, Codes, Output, Outputs};
 use crate::patch::Patch;
 
 #[cfg(not(feature = "gpu"))]
@@ -145,6 +145,21 @@ impl Gpu {
             "outcomes of the kept citizens"
         );
         self.0.keep_outcomes(resident, codes)
+    }
+
+    /// Brings the kept outcomes up to date where they changed outside a rule change (a citizen
+    /// re-evaluated after a profile update): only those codes are uploaded, as `update` does
+    /// for the columns.
+    pub fn update_outcomes(
+        &self,
+        resident: &mut Resident,
+        changes: &Changes,
+    ) -> Result<(), GpuError> {
+        assert_eq!(
+            changes.citizens as u64, resident.host.len,
+            "outcomes of the kept citizens"
+        );
+        self.0.update_outcomes(resident, changes)
     }
 
     /// Evaluates every citizen of `columns` against `program`, handing back `output`.

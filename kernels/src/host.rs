@@ -11,7 +11,7 @@ use crate::buffer::HostBuffer;
 use crate::chunk::{Residence, Sizes, THREADS};
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::{self, Backend, Chunk, ChunkColumns, Found, Limits};
-use crate::output::{Codes, Output, Outputs};
+use crate::output::{Changes, Codes, Output, Outputs};
 use crate::raw::{Place, Placeable, RawColumns, RawOutput, RawProgram};
 
 /// `ElGrid` of `cuda/host_model.c`.
@@ -303,6 +303,15 @@ impl HostModel {
     /// `Gpu::keep_outcomes` does on the device.
     pub fn keep_outcomes(&mut self, codes: &Codes) {
         self.kept = codes.codes.to_vec();
+    }
+
+    /// Brings the kept outcomes up to date where they changed outside an evaluation, with the
+    /// writes `Gpu::update_outcomes` uploads.
+    pub fn update_outcomes(&mut self, changes: &Changes) {
+        let (at, codes) = changes.writes();
+        for (at, code) in at.into_iter().zip(codes) {
+            self.kept[at as usize] = code;
+        }
     }
 
     /// The kept outcomes as they are now (each evaluation from them leaves its new codes).

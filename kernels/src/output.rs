@@ -146,7 +146,7 @@ impl Codes {
     }
 
     pub fn code(&self, citizen: usize, rule: usize) -> u8 {
-        self.codes[slot(self.rules, citizen, rule) * BLOCK + citizen % BLOCK]
+        self.codes[Codes::at(self.rules, citizen, rule)]
     }
 
     pub fn get(&self, citizen: usize, rule: usize) -> Outcome {
@@ -154,8 +154,13 @@ impl Codes {
     }
 
     pub fn set(&mut self, citizen: usize, rule: usize, code: u8) {
-        let at = slot(self.rules, citizen, rule) * BLOCK + citizen % BLOCK;
+        let at = Codes::at(self.rules, citizen, rule);
         self.codes.deref_mut()[at] = code;
+    }
+
+    /// Where (citizen, rule)'s code lies in codes of `rules` rules.
+    pub fn at(rules: usize, citizen: usize, rule: usize) -> usize {
+        slot(rules, citizen, rule) * BLOCK + citizen % BLOCK
     }
 
     fn assert_shape(&self, citizens: usize, rules: usize) {
@@ -253,6 +258,18 @@ impl Changes {
                 Outcome::from_code(code),
             )
         })
+    }
+
+    /// Where each changed code goes in codes of these citizens and rules, and the code: the
+    /// writes that bring kept outcomes up to date (`Gpu::update_outcomes`).
+    pub fn writes(&self) -> (Vec<u64>, Vec<u8>) {
+        self.pairs
+            .iter()
+            .map(|&(pair, code)| {
+                let (c, r) = (pair as usize / self.rules, pair as usize % self.rules);
+                (Codes::at(self.rules, c, r) as u64, code)
+            })
+            .unzip()
     }
 
     /// `previous` with these changes applied: every pair's new code.

@@ -72,7 +72,12 @@ proptest! {
         }
         // From outcomes kept on the device: the same changes, and the kept outcomes become the
         // codes (so from them again, nothing changes).
-        gpu.keep_outcomes(&mut kept, &previous).expect("fits");
+        // Kept as the codes, then brought back to the previous ones by the pairs that differ.
+        gpu.keep_outcomes(&mut kept, &codes).expect("fits");
+        let Outputs::Changes(back) = Outputs::from_codes(
+            Output::ChangesFrom(&codes), profiles.len(), refs.len(), |c, r| previous.code(c, r),
+        ) else { panic!("changes") };
+        gpu.update_outcomes(&mut kept, &back).expect("the scatter runs");
         let (Outputs::Changes(changes), _) = gpu
             .evaluate_with(Columns::Resident(&kept), &encoded, Output::ChangesFromKept(&previous), limits)
             .expect("the kernels run") else { panic!("changes") };

@@ -200,7 +200,13 @@ proptest! {
                 1 => Output::Verdicts,
                 2 => Output::ChangesFrom(&previous),
                 _ => {
-                    model.keep_outcomes(&previous);
+                    // Kept as the current codes, then brought back to the previous ones by
+                    // writing only the pairs that differ, as a worker patches them.
+                    model.keep_outcomes(&codes);
+                    let Outputs::Changes(back) = Outputs::from_codes(
+                        Output::ChangesFrom(&codes), profiles.len(), refs.len(), |c, r| previous.code(c, r),
+                    ) else { panic!("asked for changes") };
+                    model.update_outcomes(&back);
                     Output::ChangesFromKept(&previous)
                 }
             };

@@ -3,7 +3,7 @@
 use super::{Columns, GpuError, GpuTimings, Resident};
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::Limits;
-use crate::output::{Codes, Output, Outputs};
+use crate::output::{Changes, Codes, Output, Outputs};
 use crate::patch::Patch;
 
 pub enum Device {}
@@ -29,6 +29,10 @@ impl Device {
     }
 
     pub fn keep_outcomes(&self, resident: &mut Resident, _: &Codes) -> Result<(), GpuError> {
+        match resident.device {}
+    }
+
+    pub fn update_outcomes(&self, resident: &mut Resident, _: &Changes) -> Result<(), GpuError> {
         match resident.device {}
     }
 

@@ -24,7 +24,7 @@ use crate::buffer::HostBuffer;
 use crate::chunk::{THREADS, device_bytes};
 use crate::encode::{EncodedColumns, EncodedProgram};
 use crate::launch::{self, Backend, Chunk, ChunkColumns, Found, Limits};
-use crate::output::{BLOCK, Codes, Output, Outputs};
+use crate::output::{BLOCK, Changes, Codes, Output, Outputs};
 use crate::patch::Patch;
 use crate::raw::{Place, Placeable, RawColumns, RawOutput, RawProgram};
 
@@ -372,7 +372,35 @@ impl Device {
     }
 
     pub fn update(&self, resident: &mut Resident, patch: &Patch) -> Result<(), GpuError> {
-        if patch.is_empty() {
+        self.scatter(resident, patch, &[], &[])
+    }
+
+    pub fn update_outcomes(
+        &self,
+        resident: &mut Resident,
+        changes: &Changes,
+    ) -> Result<(), GpuError> {
+        let (at, codes) = changes.writes();
+        if at
+            .last()
+            .is_some_and(|&last| last as usize >= resident.device.outcome_bytes)
+        {
+            return Err(driver(
+                "outcome writes beyond the kept outcomes: keep_outcomes first",
+            ));
+        }
+        self.scatter(resident, &Patch::default(), &at, &codes)
+    }
+
+    /// el_scatter: `patch` into the kept columns, `codes` at `code_at` into the kept outcomes.
+    fn scatter(
+        &self,
+        resident: &mut Resident,
+        patch: &Patch,
+        code_at: &[u64],
+        codes: &[u8],
+    ) -> Result<(), GpuError> {
+        if patch.is_empty() && code_at.is_empty() {
             return Ok(());
         }
         let stream = &self.streams[0];
@@ -384,11 +412,19 @@ impl Device {
         let int_values = up.place(&patch.int_values)?;
         let num_at = up.place(&patch.num_at)?;
         let num_values = up.place(&patch.num_values)?;
-        let raw = &resident.device.raw;
+        let u8_at = up.place(code_at)?;
+        let u8_values = up.place(codes)?;
+        let device = &mut resident.device;
+        let raw = &device.raw;
+        let outcomes = match device.outcomes.0.as_ref() {
+            Some(kept) => kept.device_ptr(stream).0,
+            None => 0,
+        };
         let counts = [
             patch.u32_at.len() as u64,
             patch.int_at.len() as u64,
             patch.num_at.len() as u64,
+            code_at.len() as u64,
         ];
         let most = counts.iter().copied().max().unwrap_or(0);
         let mut launch = stream.launch_builder(&self.scatter);
@@ -404,7 +440,11 @@ impl Device {
             .arg(&raw.nums)
             .arg(&num_at)
             .arg(&num_values)
-            .arg(&counts[2]);
+            .arg(&counts[2])
+            .arg(&outcomes)
+            .arg(&u8_at)
+            .arg(&u8_values)
+            .arg(&counts[3]);
         let blocks = most.div_ceil(u64::from(THREADS)).clamp(1, 65_535) as u32;
         let config = LaunchConfig {
             grid_dim: (blocks, 1, 1),
@@ -412,7 +452,8 @@ impl Device {
             shared_mem_bytes: 0,
         };
         // SAFETY: the arguments match el_scatter; every offset is within the resident pools
-        // (`EncodedColumns::patch` computes them from the same layout).
+        // (`EncodedColumns::patch` computes them from the same layout) or the kept outcomes
+        // (checked above).
         unsafe { launch.launch(config) }.map_err(driver)?;
         stream.synchronize().map_err(driver)?;
         Ok(())

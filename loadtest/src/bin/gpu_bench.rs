@@ -269,11 +269,27 @@ fn gpu_runs(
     )?;
 
     // The same page from outcomes kept on the device: only the changes cross the bus. Each run
-    // finds the kept outcomes it changed put back first (untimed: a worker keeps them once).
+    // finds the outcomes it changed put back first, by writing the pairs that differ (untimed,
+    // and printed: a worker writes those it re-evaluated on the CPU the same way).
+    gpu.keep_outcomes(&mut kept, &previous)?;
+    let Outputs::Changes(back) = Outputs::from_codes(
+        Output::ChangesFrom(&Codes::from_fn(citizens, rules, |c, r| batch.code(c, r))),
+        citizens,
+        rules,
+        |c, r| previous.code(c, r),
+    ) else {
+        bail!("asked for changes")
+    };
     let from_kept = best(
         "changes from kept outcomes (1 % differ), columns kept",
         &mut || {
-            gpu.keep_outcomes(&mut kept, &previous)?;
+            let started = Instant::now();
+            gpu.update_outcomes(&mut kept, &back)?;
+            println!(
+                "  put back {} kept outcomes in {}",
+                back.pairs.len(),
+                ms(started.elapsed())
+            );
             gpu.evaluate(
                 Columns::Resident(&kept),
                 encoded,
