@@ -116,18 +116,59 @@ pub(crate) fn collect_gaps<'a>(
     as_of: Date,
 ) -> Vec<Gap<'a>> {
     let mut gaps = Vec::new();
-    let mut push = |leaf: &'a Leaf, negated: bool, exclusion: bool, any_of: Option<&'a Group>| {
+    let mut push = |leaf: &'a Leaf, negated: bool, exclusion: bool, at: Place<'a>| {
         gaps.push(describe(
-            catalogue, leaf, profile, as_of, negated, exclusion, any_of,
+            catalogue, leaf, profile, as_of, negated, exclusion, at,
         ));
     };
-    walk(&rule.eligibility, truths, 0, true, &mut push);
+    walk(
+        &rule.eligibility,
+        truths,
+        0,
+        true,
+        Place::default(),
+        &mut push,
+    );
     for leaf in &rule.exclusions {
         if !leaf_truth(leaf, profile.get(leaf.field)).passes() {
-            push(leaf, false, true, None);
+            push(leaf, false, true, Place::default());
         }
     }
     gaps
+}
+
+/// How deep ORs of alternatives nest before deeper ones are said as requirements.
+const ALTERNATIVE_DEPTH: usize = 3;
+
+/// Where a gap's condition sits among ORs of conditions any one of which would do,
+/// outermost first: each OR with the index of the child (the branch) the condition is under.
+#[derive(Clone, Copy, Default)]
+pub struct Alternatives<'a>([Option<(&'a Group, usize)>; ALTERNATIVE_DEPTH]);
+
+impl<'a> Alternatives<'a> {
+    /// The OR and branch at `depth`, if the condition is that deep among alternatives.
+    fn at(&self, depth: usize) -> Option<(&'a Group, usize)> {
+        self.0.get(depth).copied().flatten()
+    }
+
+    fn same_or(&self, other: &Alternatives<'_>, depth: usize) -> bool {
+        matches!((self.at(depth), other.at(depth)), (Some((a, _)), Some((b, _))) if std::ptr::eq(a, b))
+    }
+
+    fn within(mut self, group: &'a Group, branch: usize) -> Alternatives<'a> {
+        if let Some(free) = self.0.iter_mut().find(|slot| slot.is_none()) {
+            *free = Some((group, branch));
+        }
+        self
+    }
+}
+
+/// Where a gap is found: its "any one of" group of documents, and the ORs of conditions
+/// around it.
+#[derive(Clone, Copy, Default)]
+struct Place<'a> {
+    documents: Option<&'a Group>,
+    alternatives: Alternatives<'a>,
 }
 
 /// `want`: whether the path needs this node to pass (`true`) or to fail (`false`, under NOT).
@@ -137,14 +178,15 @@ fn walk<'a>(
     truths: &NodeTruths,
     at: usize,
     want: bool,
-    push: &mut impl FnMut(&'a Leaf, bool, bool, Option<&'a Group>),
+    place: Place<'a>,
+    push: &mut impl FnMut(&'a Leaf, bool, bool, Place<'a>),
 ) {
     let needed = if want { Truth::True } else { Truth::False };
     if truths.truth(at) == needed {
         return;
     }
     match node {
-        Node::Leaf(leaf) => push(leaf, !want, false, None),
+        Node::Leaf(leaf) => push(leaf, !want, false, place),
         // "Any one of these documents": each leaf is still a gap of its own (its path, its
         // truth), but all say the one sentence of the group.
         Node::Group(group) if want && documents_any_of(group) => {
@@ -152,21 +194,122 @@ fn walk<'a>(
                 if let Node::Leaf(leaf) = child
                     && truths.truth(child_at) != Truth::True
                 {
-                    push(leaf, false, false, Some(group));
+                    let place = Place {
+                        documents: Some(group),
+                        ..place
+                    };
+                    push(leaf, false, false, place);
                 }
             }
         }
         Node::Group(group) if group.op == GroupOp::Not => {
-            walk(&group.children[0], truths, at + 1, !want, push)
+            walk(&group.children[0], truths, at + 1, !want, place, push)
         }
-        // Every child not yet as needed is a gap: AND needs each child, OR needs any one (so
-        // each would do); to fail, the roles swap. Children already as needed return at once.
+        // Any one child would do: each branch's gaps are alternatives to the others', and
+        // the words say so (`NextStep::Either`).
+        Node::Group(group) if want && group.op == GroupOp::Or && group.children.len() > 1 => {
+            for (branch, (child, child_at)) in
+                group.children.iter().zip(truths.children(at)).enumerate()
+            {
+                let place = Place {
+                    alternatives: place.alternatives.within(group, branch),
+                    ..place
+                };
+                walk(child, truths, child_at, want, place, push);
+            }
+        }
+        // Every child not yet as needed is a gap: AND needs each child; to fail, an OR needs
+        // each child to fail. Children already as needed return at once.
         Node::Group(group) => group
             .children
             .iter()
             .zip(truths.children(at))
-            .for_each(|(child, child_at)| walk(child, truths, child_at, want, push)),
+            .for_each(|(child, child_at)| walk(child, truths, child_at, want, place, push)),
     }
+}
+
+/// Sentences of gaps under one OR of conditions (`items`: each gap's text with what to say
+/// for it, in the order the gaps were found), said as what they are: the branches of each OR
+/// joined by `either` ("…; or instead: …"), the gaps one branch needs all of by `and`.
+/// `depth` 0 is the outermost OR. `fixed` is whether a gap alone keeps its branch shut; the
+/// second result is whether the whole is shut, every branch by a gap the citizen cannot
+/// change.
+pub fn alternatives<T>(
+    items: &[(GapText<'_>, T)],
+    say: &impl Fn(&T) -> String,
+    fixed: &impl Fn(&T) -> bool,
+    either: &str,
+    and: &str,
+) -> (String, bool) {
+    let joining = Joining {
+        say,
+        fixed,
+        either,
+        and,
+    };
+    joining.all_of(items, 0)
+}
+
+/// How [`alternatives`] says and weighs its items.
+struct Joining<'j, S, F> {
+    say: &'j S,
+    fixed: &'j F,
+    either: &'j str,
+    and: &'j str,
+}
+
+impl<S, F> Joining<'_, S, F> {
+    /// The gaps of one branch (all needed), at `depth` among the ORs: shut when any is.
+    fn all_of<T>(&self, items: &[(GapText<'_>, T)], depth: usize) -> (String, bool)
+    where
+        S: Fn(&T) -> String,
+        F: Fn(&T) -> bool,
+    {
+        let mut shut = false;
+        let units: Vec<String> = runs(items, |(a, _), (b, _)| {
+            a.alternatives.at(depth).is_some() && a.alternatives.same_or(&b.alternatives, depth)
+        })
+        .map(|run| {
+            let (text, unit_shut) = match run[0].0.alternatives.at(depth) {
+                None => ((self.say)(&run[0].1), (self.fixed)(&run[0].1)),
+                Some(_) => self.any_of(run, depth),
+            };
+            shut |= unit_shut;
+            text
+        })
+        .collect();
+        (units.join(self.and), shut)
+    }
+
+    /// The branches of the OR at `depth` (any one would do): shut when every branch is.
+    fn any_of<T>(&self, items: &[(GapText<'_>, T)], depth: usize) -> (String, bool)
+    where
+        S: Fn(&T) -> String,
+        F: Fn(&T) -> bool,
+    {
+        let branch = |t: &GapText| t.alternatives.at(depth).map(|(_, b)| b);
+        let mut shut = true;
+        let branches: Vec<String> = runs(items, |(a, _), (b, _)| branch(a) == branch(b))
+            .map(|run| {
+                let (text, branch_shut) = self.all_of(run, depth + 1);
+                shut &= branch_shut;
+                text
+            })
+            .collect();
+        (branches.join(self.either), shut)
+    }
+}
+
+/// The consecutive runs of `items` whose members `same` holds for with the run's first.
+fn runs<I>(items: &[I], same: impl Fn(&I, &I) -> bool) -> impl Iterator<Item = &[I]> {
+    let mut rest = items;
+    std::iter::from_fn(move || {
+        let first = rest.first()?;
+        let n = 1 + rest[1..].iter().take_while(|i| same(first, i)).count();
+        let (run, after) = rest.split_at(n);
+        rest = after;
+        Some(run)
+    })
 }
 
 /// An OR of two or more "has this verified document" leaves.
@@ -186,7 +329,7 @@ fn describe<'a>(
     as_of: Date,
     negated: bool,
     exclusion: bool,
-    any_of: Option<&'a Group>,
+    place: Place<'a>,
 ) -> Gap<'a> {
     let value = profile.get(leaf.field);
     let gap_kind = match value {
@@ -219,7 +362,8 @@ fn describe<'a>(
             actual: value,
             kind: gap_kind,
             negated,
-            any_of,
+            any_of: place.documents,
+            alternatives: place.alternatives,
         },
         estimated_eligibility_date: estimate.map(|e| e.date),
         estimate_counts_from_as_of: estimate.is_some_and(|e| e.counts_from_as_of),
@@ -245,6 +389,9 @@ pub struct GapText<'a> {
     negated: bool,
     /// The OR group of documents the leaf is one of: the text names them all.
     any_of: Option<&'a Group>,
+    /// The ORs of conditions the leaf is under: the steps join their alternatives
+    /// ([`crate::next_steps::NextStep::Either`]).
+    alternatives: Alternatives<'a>,
 }
 
 impl<'a> GapText<'a> {
@@ -282,6 +429,16 @@ impl<'a> GapText<'a> {
         matches!((self.any_of, other.any_of), (Some(a), Some(b)) if std::ptr::eq(a, b))
     }
 
+    /// Whether the condition is under an OR of conditions (any one of which would do).
+    pub fn is_alternative(&self) -> bool {
+        self.alternatives.at(0).is_some()
+    }
+
+    /// Whether two gaps are under the same outermost OR of conditions: one step says both.
+    pub fn same_alternatives(&self, other: &GapText<'_>) -> bool {
+        self.alternatives.same_or(&other.alternatives, 0)
+    }
+
     /// Whether this is the question for `field` (an unknown value outside an "any one of"
     /// group).
     pub fn asks_for(&self, field: &str) -> bool {
@@ -298,6 +455,7 @@ impl fmt::Display for GapText<'_> {
             kind,
             negated,
             any_of,
+            alternatives: _,
         } = *self;
         if let Some(group) = any_of {
             // Each document of the group is a gap of its own; each names itself first and the

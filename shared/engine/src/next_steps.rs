@@ -11,7 +11,7 @@ use crate::gaps::{Gap, GapKind, GapText, word_list};
 use crate::outcome::Verdict;
 use crate::rule::Rule;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum NextStep<'a> {
     /// "Apply at …": the rule's portal, without scheme or trailing slash.
     Apply { portal: &'a str },
@@ -28,7 +28,20 @@ pub enum NextStep<'a> {
     /// Why a verdict stands when nothing the citizen can do changes it: a gap the citizen
     /// cannot close. An exclusion's text already says the scheme is not for the citizen.
     WhyNot(GapText<'a>),
+    /// The gaps of an OR of conditions, any one of which would do, said together ("…; or
+    /// instead: …"): as the reason the verdict stands (`why_not`) or as gaps to close. Said one
+    /// by one, each would read as a requirement ("your social category must be SC" of a land
+    /// limit that Scheduled Castes are exempt from).
+    Either {
+        why_not: bool,
+        alternatives: Vec<GapText<'a>>,
+    },
 }
+
+/// Joins the branches of an OR in [`NextStep::Either`], in English.
+pub const OR_INSTEAD: &str = "; or instead: ";
+/// Joins the gaps one branch needs all of, in English.
+pub const AND_ALSO: &str = "; and: ";
 
 impl fmt::Display for NextStep<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -55,6 +68,23 @@ impl fmt::Display for NextStep<'_> {
             }
             NextStep::WhyNot(gap) if gap.kind() == GapKind::Exclusion => write!(f, "{gap}"),
             NextStep::WhyNot(gap) => write!(f, "This scheme is not for you: {gap}"),
+            NextStep::Either {
+                why_not,
+                alternatives,
+            } => {
+                if *why_not {
+                    f.write_str("This scheme is not for you: ")?;
+                }
+                let items: Vec<_> = alternatives.iter().map(|t| (*t, *t)).collect();
+                let (text, _) = crate::gaps::alternatives(
+                    &items,
+                    &|t: &GapText| t.to_string(),
+                    &|_: &GapText| false,
+                    OR_INSTEAD,
+                    AND_ALSO,
+                );
+                f.write_str(&text)
+            }
         }
     }
 }
@@ -99,22 +129,28 @@ pub(crate) fn next_steps<'a>(
         // scheme whatever else they do: the steps say that, and no document or question that
         // presumes otherwise ("get your husband's death certificate verified" to a married
         // woman).
-        Verdict::PartialMatch if gaps.iter().any(|g| blocks(&g)) => {
-            steps.extend(
-                gaps.iter()
-                    .filter(|g| blocks(g))
-                    .map(|g| NextStep::WhyNot(g.gap_description)),
-            );
+        Verdict::PartialMatch if blocked(gaps) => {
+            for gap in gaps.iter().filter(|g| blocks(g, gaps)) {
+                if !said(&steps, gap) {
+                    steps.push(why_not(gap, gaps));
+                }
+            }
         }
         Verdict::PartialMatch => {
             steps.reserve_exact(gaps.len() + 1);
             let asked = |g: &&Gap| could_become_eligible && is_question(g, needed);
-            close(&mut steps, gaps.iter().filter(asked));
-            close(&mut steps, gaps.iter().filter(|g| !asked(g)));
+            close(&mut steps, gaps.iter().filter(asked), Some(gaps));
+            close(&mut steps, gaps.iter().filter(|g| !asked(g)), Some(gaps));
             steps.extend(portal.map(|portal| NextStep::ApplyOnceMet { portal }));
         }
         Verdict::NotEligible | Verdict::NotApplicable => {
-            close(&mut steps, gaps.iter().filter(|g| is_question(g, needed)));
+            // Only the questions: each is asked alone, since no step of a verdict that stands
+            // asks for more than answers.
+            close(
+                &mut steps,
+                gaps.iter().filter(|g| is_question(g, needed)),
+                None,
+            );
             if steps.is_empty() {
                 // An exclusion first (a hard bar, whatever else holds), then a category the
                 // scheme is not for, then any known fact that fails (an unknown one decides nothing here: it is not needed).
@@ -127,11 +163,52 @@ pub(crate) fn next_steps<'a>(
                     })
                     .or_else(|| gaps.iter().find(|g| g.actual.is_some()))
                     .or_else(|| gaps.first());
-                steps.extend(reason.map(|g| NextStep::WhyNot(g.gap_description)));
+                steps.extend(reason.map(|g| why_not(g, gaps)));
             }
         }
     }
     steps
+}
+
+/// The gaps of `gap`'s OR of conditions (itself among them), in their order.
+fn alternatives<'a, 'g>(gap: &'g Gap<'a>, gaps: &'g [Gap<'a>]) -> Vec<GapText<'a>> {
+    gaps.iter()
+        .map(|g| g.gap_description)
+        .filter(|t| t.same_alternatives(&gap.gap_description))
+        .collect()
+}
+
+/// Why the verdict stands, by `gap`: with the other alternatives of its OR, if it has any
+/// (only the facts that shut each branch, when every branch is shut).
+fn why_not<'a>(gap: &Gap<'a>, gaps: &[Gap<'a>]) -> NextStep<'a> {
+    if !gap.gap_description.is_alternative() {
+        return NextStep::WhyNot(gap.gap_description);
+    }
+    let shut = blocks(gap, gaps);
+    NextStep::Either {
+        why_not: true,
+        alternatives: gaps
+            .iter()
+            .filter(|g| g.gap_description.same_alternatives(&gap.gap_description))
+            .filter(|g| !shut || fixed(g))
+            .map(|g| g.gap_description)
+            .collect(),
+    }
+}
+
+/// Whether a step already says `gap`: its "any one of" group of documents, its OR of
+/// conditions, or (for an unknown value) its field's question.
+fn said(steps: &[NextStep<'_>], gap: &Gap<'_>) -> bool {
+    let text = gap.gap_description;
+    steps.iter().any(|s| match s {
+        NextStep::Close(t) => {
+            t.same_group(&text) || (gap.actual.is_none() && t.asks_for(gap.field))
+        }
+        NextStep::Either { alternatives, .. } => alternatives
+            .iter()
+            .any(|t| t.same_alternatives(&text) || (gap.actual.is_none() && t.asks_for(gap.field))),
+        _ => false,
+    })
 }
 
 /// The verdict in one sentence (docs/semantics.md, "Evaluation" 8): where answers could still
@@ -181,8 +258,36 @@ impl Serialize for Summary {
     }
 }
 
-/// A known fact the citizen cannot change that keeps the verdict from ELIGIBLE.
-fn blocks(gap: &&Gap) -> bool {
+/// Whether a fact the citizen cannot change keeps the verdict from ELIGIBLE whatever else
+/// they do ([`blocks`] for some gap): then the steps only say why.
+pub fn blocked(gaps: &[Gap]) -> bool {
+    gaps.iter().any(|g| blocks(g, gaps))
+}
+
+/// A known fact the citizen cannot change that keeps the verdict from ELIGIBLE: under ORs of
+/// conditions, only when every branch is shut by such a fact (one the citizen can still
+/// answer or meet leaves the way open).
+fn blocks(gap: &Gap, gaps: &[Gap]) -> bool {
+    if !gap.gap_description.is_alternative() {
+        return fixed(gap);
+    }
+    let items: Vec<(GapText, &Gap)> = gaps
+        .iter()
+        .filter(|g| g.gap_description.same_alternatives(&gap.gap_description))
+        .map(|g| (g.gap_description, g))
+        .collect();
+    let (_, shut) = crate::gaps::alternatives(
+        &items,
+        &|_: &&Gap| String::new(),
+        &|g: &&Gap| fixed(g),
+        "",
+        "",
+    );
+    shut
+}
+
+/// A known fact the citizen cannot change.
+fn fixed(gap: &Gap) -> bool {
     gap.actual.is_some() && !gap.closable_by.by_citizen()
 }
 
@@ -191,20 +296,26 @@ fn is_question(gap: &Gap, needed: &[&str]) -> bool {
     gap.actual.is_none() && needed.contains(&gap.field)
 }
 
-/// A step per gap, but one for the documents of one "any one of" group and one question per
-/// field (several conditions on one unknown field ask the same question).
-fn close<'a, 'g>(steps: &mut Vec<NextStep<'a>>, gaps: impl Iterator<Item = &'g Gap<'a>>)
-where
+/// A step per gap, but one for the documents of one "any one of" group, one question per
+/// field (several conditions on one unknown field ask the same question), and, given `all`
+/// the gaps, one for the alternatives of one OR of conditions.
+fn close<'a, 'g>(
+    steps: &mut Vec<NextStep<'a>>,
+    gaps: impl Iterator<Item = &'g Gap<'a>>,
+    all: Option<&'g [Gap<'a>]>,
+) where
     'a: 'g,
 {
     for gap in gaps {
-        let text = gap.gap_description;
-        let said = steps.iter().any(|s| {
-            matches!(s, NextStep::Close(t)
-                if t.same_group(&text) || (gap.actual.is_none() && t.asks_for(gap.field)))
-        });
-        if !said {
-            steps.push(NextStep::Close(text));
+        if said(steps, gap) {
+            continue;
         }
+        steps.push(match all {
+            Some(all) if gap.gap_description.is_alternative() => NextStep::Either {
+                why_not: false,
+                alternatives: alternatives(gap, all),
+            },
+            _ => NextStep::Close(gap.gap_description),
+        });
     }
 }

@@ -539,11 +539,9 @@ fn no_sentence_of_the_corpus_keeps_a_code_or_a_machine_phrase_and_every_verdict_
                         assert_names_the_bar(&catalogue, gap);
                     }
                 }
-                if evaluation
-                    .gaps
-                    .iter()
-                    .any(|g| g.actual.is_some() && !g.closable_by.by_citizen())
-                {
+                // A fact the citizen cannot change that shuts the scheme (alone, or in every
+                // branch of an OR of alternatives).
+                if engine::next_steps::blocked(&evaluation.gaps) {
                     for step in &evaluation.next_steps {
                         let step = step.to_string();
                         assert!(
@@ -638,12 +636,7 @@ documents_required: ["aadhaar", "age_proof", "bank_passbook"]
 application: {portal_url: "https://nsap.nic.in/"}
 "#;
     let rule = parse_rule_yaml(&catalogue, text, "steps.yaml").unwrap();
-    let steps = |doc: Value| {
-        let profile = Profile::from_json(&catalogue, &doc, "p").unwrap();
-        let e = evaluate(&catalogue, &rule, &profile, Date::parse(AS_OF).unwrap()).unwrap();
-        let steps: Vec<String> = e.next_steps.iter().map(|s| s.to_string()).collect();
-        (e.verdict.name(), steps)
-    };
+    let steps = |doc: Value| steps_of(&catalogue, &rule, doc);
     let widow = |age: i64, documents: Value, pension: bool| {
         json!({"identity": {"age": age, "marital_status": "widowed", "verified_documents": documents},
                "economic": {"bpl_status": true, "receives_government_pension": pension}})
@@ -712,6 +705,99 @@ application: {portal_url: "https://nsap.nic.in/"}
             vec![
                 "Tell us whether you are married, never married, widowed, divorced, separated or deserted".to_string(),
                 "When you meet these conditions, apply at nsap.nic.in".to_string()
+            ]
+        )
+    );
+}
+
+/// The verdict and next steps of `rule` for the profile `doc`, on [`AS_OF`].
+fn steps_of(catalogue: &Catalogue, rule: &engine::Rule, doc: Value) -> (&'static str, Vec<String>) {
+    let profile = Profile::from_json(catalogue, &doc, "p").unwrap();
+    let e = evaluate(catalogue, rule, &profile, Date::parse(AS_OF).unwrap()).unwrap();
+    let steps: Vec<String> = e.next_steps.iter().map(|s| s.to_string()).collect();
+    (e.verdict.name(), steps)
+}
+
+#[test]
+fn alternatives_are_said_together_never_each_as_a_requirement() {
+    // An OR of conditions: a land limit that Scheduled Castes are exempt from, and, nested,
+    // a widow's route (BPL list or low income) beside a disabled person's.
+    let catalogue = Catalogue::bundled();
+    let text = r#"schema_version: "1.0"
+rule_id: "rule_alternatives_test"
+scheme_id: "sch_alternatives_test"
+scheme_name: "Alternatives test scheme"
+state: "central"
+effective_from: "2024-01-01"
+version: 1
+eligibility:
+  operator: AND
+  conditions:
+    - {field: identity.age, operator: gte, value: 18}
+    - operator: OR
+      conditions:
+        - {field: economic.land_holding, operator: lt, value: 0.81}
+        - {field: identity.social_category, operator: eq, value: sc}
+    - operator: OR
+      conditions:
+        - operator: AND
+          conditions:
+            - {field: identity.marital_status, operator: eq, value: widowed}
+            - operator: OR
+              conditions:
+                - {field: economic.bpl_status, operator: eq, value: true}
+                - {field: economic.annual_income, operator: lte, value: 21000}
+        - {field: identity.disability_percentage, operator: gte, value: 40}
+application: {portal_url: "https://example.gov.in/"}
+"#;
+    let rule = parse_rule_yaml(&catalogue, text, "alternatives.yaml").unwrap();
+    let steps = |doc: Value| steps_of(&catalogue, &rule, doc);
+    let citizen = |land: f64, category: &str, bpl: bool, income: i64, disability: i64| {
+        json!({"identity": {"age": 40, "social_category": category, "marital_status": "widowed",
+                            "disability_percentage": disability},
+               "economic": {"land_holding": land, "bpl_status": bpl, "annual_income": income}})
+    };
+    // Too much land, not SC: one step names both ways in, as alternatives.
+    assert_eq!(
+        steps(citizen(1.5, "general", true, 30000, 0)),
+        (
+            "PARTIAL_MATCH",
+            vec![
+                "This scheme is not for you: Your land holding (1.50 hectares) must be less than \
+                 0.81 hectares; or instead: Your social category must be SC; it is General"
+                    .to_string()
+            ]
+        )
+    );
+    // Neither on the BPL list nor under the income limit, and not disabled: three ways in,
+    // any one of which would do (the widow's two, nested, and the disabled person's).
+    assert_eq!(
+        steps(citizen(0.5, "general", false, 30000, 0)),
+        (
+            "PARTIAL_MATCH",
+            vec![
+                "This scheme is not for you: Your household is not on the Below Poverty Line \
+                 (BPL) list; this scheme requires that your household is on the Below Poverty \
+                 Line (BPL) list; or instead: Your annual household income (₹30,000) is ₹9,000 \
+                 above the limit of ₹21,000; or instead: Your certified disability (0 percent) \
+                 is 40 percent below the minimum of 40 percent"
+                    .to_string()
+            ]
+        )
+    );
+    // An alternative the citizen can still answer leaves the way open: no "not for you".
+    assert_eq!(
+        steps(
+            json!({"identity": {"age": 40, "marital_status": "widowed", "disability_percentage": 0},
+                     "economic": {"land_holding": 1.5, "bpl_status": true}})
+        ),
+        (
+            "PARTIAL_MATCH",
+            vec![
+                "Your land holding (1.50 hectares) must be less than 0.81 hectares; or instead: \
+                 Tell us your social category (General, OBC, SC, ST or EWS)"
+                    .to_string(),
+                "When you meet these conditions, apply at example.gov.in".to_string()
             ]
         )
     );

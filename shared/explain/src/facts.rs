@@ -155,8 +155,36 @@ pub fn facts_in(
             words.exclusion(&on.bar(trace.operator, trace.expected, actual)),
         );
     }
-    for gap in &evaluation.gaps {
-        let text = gap_sentence(catalogue, words, gap, true);
+    for (k, gap) in evaluation.gaps.iter().enumerate() {
+        let of = gap.gap_description;
+        let mut text = gap_sentence(catalogue, words, gap, true);
+        if of.is_alternative() {
+            // Conditions any one of which would do are one fact, joined as the steps join
+            // them (under the first one's heading): said one by one, each would read as a
+            // requirement.
+            let (before, after) = evaluation.gaps.split_at(k);
+            if before
+                .iter()
+                .any(|g| g.gap_description.same_alternatives(&of))
+            {
+                continue;
+            }
+            let items: Vec<_> = after
+                .iter()
+                .filter(|g| g.gap_description.same_alternatives(&of))
+                .enumerate()
+                .map(|(n, g)| (g.gap_description, (n == 0, g)))
+                .collect();
+            (text, _) = engine::gaps::alternatives(
+                &items,
+                &|&(first, g): &(bool, &engine::gaps::Gap)| {
+                    gap_sentence(catalogue, words, g, first)
+                },
+                &|_: &(bool, &engine::gaps::Gap)| false,
+                &words.either_separator,
+                &words.and_also(),
+            );
+        }
         push(
             FactKind::Gap {
                 gap_kind: gap.gap_kind,

@@ -118,6 +118,17 @@ const SAMPLES: &[Sample] = &[
                    "economic": {"ration_card_type": "aay"}})
         },
     },
+    Sample {
+        rule_id: "rule_mh_sgnay_004",
+        shows: "conditions any one of which would do, none met: said together, joined by \"or instead\", never each as a requirement",
+        profile: || {
+            json!({"identity": {"age": 30, "gender": "female", "marital_status": "widowed",
+                                "disability_percentage": 0, "verified_documents": ["income_certificate"]},
+                   "demographics": {"state": "maharashtra"},
+                   "economic": {"annual_income": 30000, "bpl_status": false},
+                   "eligibility": {"active_schemes": []}})
+        },
+    },
 ];
 
 /// The review sheet of `language` (Markdown).

@@ -62,7 +62,7 @@ pub fn next_steps(
     evaluation
         .next_steps
         .iter()
-        .map(|step| match *step {
+        .map(|step| match step {
             NextStep::Apply { portal } => fill(&steps.apply, &[("portal", portal)]),
             // Every document is needed: joined with "and".
             NextStep::KeepReady { documents, .. } => {
@@ -70,11 +70,30 @@ pub fn next_steps(
                 let named = said.documents(&codes, &words.and_separator);
                 fill(&steps.keep_ready, &[("documents", &named)])
             }
-            NextStep::Close(text) => said.gap(text),
+            NextStep::Close(text) => said.gap(*text),
             NextStep::ApplyOnceMet { portal } => fill(&steps.apply_once_met, &[("portal", portal)]),
             // An exclusion's sentence already says the scheme is not for the citizen.
-            NextStep::WhyNot(text) if text.kind() == GapKind::Exclusion => said.gap(text),
-            NextStep::WhyNot(text) => fill(&steps.why_not, &[("gap", &said.gap(text))]),
+            NextStep::WhyNot(text) if text.kind() == GapKind::Exclusion => said.gap(*text),
+            NextStep::WhyNot(text) => fill(&steps.why_not, &[("gap", &said.gap(*text))]),
+            // Any one of these would do: said together, never each as a requirement.
+            NextStep::Either {
+                why_not,
+                alternatives,
+            } => {
+                let items: Vec<_> = alternatives.iter().map(|t| (*t, *t)).collect();
+                let (joined, _) = engine::gaps::alternatives(
+                    &items,
+                    &|t: &GapText| said.gap(*t),
+                    &|_: &GapText| false,
+                    &words.either_separator,
+                    &words.and_also(),
+                );
+                if *why_not {
+                    fill(&steps.why_not, &[("gap", &joined)])
+                } else {
+                    joined
+                }
+            }
         })
         .collect()
 }

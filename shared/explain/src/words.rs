@@ -35,6 +35,9 @@ pub(crate) struct Words {
     pub and_separator: String,
     /// Joins the last two items of a list of which any one will do ("A, B or C").
     pub or_separator: String,
+    /// Joins the sentences of conditions any one of which would do ("…; or instead: …"), so
+    /// none reads as a requirement of its own.
+    pub either_separator: String,
     /// Words in Latin letters a sentence of this language may hold (acronyms as the language
     /// writes them: BPL, DBT…); the corpus lint refuses any other (docs/languages.md).
     pub latin_words: Vec<String>,
@@ -236,6 +239,13 @@ pub(crate) struct FieldEntry {
 }
 
 impl Words {
+    /// Joins the gaps of one branch of an OR, all of which it needs: the language's
+    /// semicolon (that of `either_separator`) and its "and" ("; and: ").
+    pub fn and_also(&self) -> String {
+        let semicolon = self.either_separator.chars().next().unwrap_or(';');
+        format!("{semicolon} {}: ", self.and_separator.trim())
+    }
+
     /// Parses a bundled file; `file` names it in the panic a malformed one causes (the tests
     /// load every file, so that never reaches a user).
     pub fn parse(file: &str, text: &str) -> Words {
