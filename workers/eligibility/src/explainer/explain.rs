@@ -83,7 +83,9 @@ impl Fallback {
     pub fn of(error: &LlmError) -> Fallback {
         match error {
             LlmError::Timeout => Fallback::Timeout,
-            LlmError::Http { .. } | LlmError::InvalidResponse(_) => Fallback::HttpError,
+            LlmError::Http { .. } | LlmError::InvalidResponse(_) | LlmError::Cut => {
+                Fallback::HttpError
+            }
             LlmError::CircuitOpen => Fallback::CircuitOpen,
         }
     }
@@ -208,6 +210,7 @@ pub async fn explain(case_id: &str, facts: &Facts, llm: Option<&LlmClient>) -> E
                 let report = check(case_id, facts, &answer);
                 let unsourced_numbers = ::explain::unsourced_numbers(facts, &answer);
                 if report.verdict == OracleVerdict::Pass && unsourced_numbers.is_empty() {
+                    metrics::counter!(m::EXPLANATIONS, "generated_by" => "llm").increment(1);
                     return Explanation {
                         language,
                         trust_score: trust_score(facts, &answer, report.verdict),
@@ -246,6 +249,7 @@ pub async fn explain(case_id: &str, facts: &Facts, llm: Option<&LlmClient>) -> E
         },
     };
     metrics::counter!(m::EXPLANATION_FALLBACKS, "reason" => fallback.as_str()).increment(1);
+    metrics::counter!(m::EXPLANATIONS, "generated_by" => "template").increment(1);
     let text = ::explain::template(facts);
     let report = check(&format!("{case_id}:template"), facts, &text);
     if report.verdict != OracleVerdict::Pass {

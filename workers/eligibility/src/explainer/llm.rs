@@ -10,7 +10,9 @@
 //! - Every request is timed into `eligibility_llm_request_duration_seconds{outcome}` and every
 //!   failed one counted in `eligibility_errors_total{kind="llm"}`.
 //! - The [`Breaker`] sees one outcome per call (after its retries); while it is open no request
-//!   is made at all.
+//!   is made at all. An answer cut at `max_tokens` ([`LlmError::Cut`]) is refused but counts as
+//!   the endpoint answering: a verbose model must not open the circuit (it did, with the local
+//!   model of docs/explainer-model.md, after a few long answers in a row).
 
 use std::time::{Duration, Instant};
 
@@ -62,8 +64,11 @@ pub enum LlmError {
         status: Option<u16>,
         message: String,
     },
-    /// A 2xx answer that cannot be used (not a chat completion, no text, cut at `max_tokens`).
+    /// A 2xx answer that cannot be used (not a chat completion, no text).
     InvalidResponse(String),
+    /// A chat completion cut at `max_tokens`: the endpoint is well, the model said too much
+    /// (a small local model often does). Not counted against the endpoint by the breaker.
+    Cut,
     /// The circuit breaker is open: no request was made.
     CircuitOpen,
 }
@@ -85,7 +90,7 @@ impl LlmError {
         match self {
             LlmError::Timeout => "timeout",
             LlmError::Http { .. } | LlmError::CircuitOpen => "http_error",
-            LlmError::InvalidResponse(_) => "invalid_response",
+            LlmError::InvalidResponse(_) | LlmError::Cut => "invalid_response",
         }
     }
 }
@@ -103,6 +108,7 @@ impl std::fmt::Display for LlmError {
                 message,
             } => write!(f, "the LLM endpoint could not be reached: {message}"),
             LlmError::InvalidResponse(why) => write!(f, "unusable LLM answer: {why}"),
+            LlmError::Cut => f.write_str("unusable LLM answer: the answer was cut at max_tokens"),
             LlmError::CircuitOpen => f.write_str("the LLM circuit breaker is open"),
         }
     }
@@ -162,7 +168,10 @@ impl LlmClient {
                 tracing::warn!(error = %e, retry_in_ms = after.as_millis() as u64, "LLM request failed");
             })
             .await;
-        self.breaker.record(permit, result.is_ok());
+        // The breaker guards against an endpoint that is down or failing; a model that talks
+        // past max_tokens answered, and must not shut the way for the next, shorter answer.
+        self.breaker
+            .record(permit, matches!(result, Ok(_) | Err(LlmError::Cut)));
         result
     }
 
@@ -247,9 +256,7 @@ pub fn parse_completion(body: &[u8]) -> Result<String, LlmError> {
         .next()
         .ok_or_else(|| LlmError::InvalidResponse("no choices".into()))?;
     if choice.finish_reason.as_deref() == Some("length") {
-        return Err(LlmError::InvalidResponse(
-            "the answer was cut at max_tokens".into(),
-        ));
+        return Err(LlmError::Cut);
     }
     let text = choice
         .message

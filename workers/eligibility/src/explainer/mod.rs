@@ -196,7 +196,14 @@ fn register_counters(topics: &[&str]) {
         .to_vec();
     fleet::metrics::register_counters(
         topics,
-        &[(fleet::metrics::EXPLANATION_FALLBACKS, "reason", &reasons)],
+        &[
+            (fleet::metrics::EXPLANATION_FALLBACKS, "reason", &reasons),
+            (
+                fleet::metrics::EXPLANATIONS,
+                "generated_by",
+                &["llm", "template"],
+            ),
+        ],
     );
     for rule in oracle::RuleId::ALL {
         for verdict in ["pass", "fail"] {
