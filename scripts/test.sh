@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, `.ci/run`): formatting, lints, import circles, the local stack
-# (scripts/stack.sh: PostgreSQL, Redis, the Kafka-protocol broker, the schema registry, topics),
+# (scripts/stack.sh: PostgreSQL, Redis, the Kafka-protocol broker, the schema registry, topics,
+# the local chat model),
 # the CUDA kernels parsed as device code by clang (scripts/check-kernels.sh), every Rust test (the
 # end-to-end ones talk to that stack), the deployment checks (helm,
 # kubernetes-validate, promtool, dashboards, metric names against a real worker's /metrics), a
