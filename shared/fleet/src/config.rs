@@ -238,7 +238,11 @@ pub struct WorkerArgs {
     /// With a GPU in use, profile micro-batches of at least this many records are evaluated
     /// on it before their passes (the crossover over the bundled corpus' 48 rules: micro-batches
     /// stay on the CPU unless set lower; kernels/README.md, "Figures").
-    #[arg(long, env = "ELIGIBILITY_GPU_MIN_PROFILES", default_value_t = 1_000_000)]
+    #[arg(
+        long,
+        env = "ELIGIBILITY_GPU_MIN_PROFILES",
+        default_value_t = 1_000_000
+    )]
     pub gpu_min_profiles: usize,
     /// Rule corpus seeding a new database (default: the bundled one).
     #[arg(long, env = "ELIGIBILITY_RULES_DIR", value_name = "DIR")]
