@@ -792,3 +792,52 @@ impl Drop for Broker {
         let _ = self.child.wait();
     }
 }
+
+/// Every topic the two workers read or write.
+pub fn fleet_topics() -> Vec<String> {
+    let mut topics: Vec<String> = EVALUATOR_INPUTS
+        .iter()
+        .chain(&EXPLAINER_INPUTS)
+        .flat_map(|t| [t.to_string(), dead_letter_topic(t)])
+        .collect();
+    topics.extend(
+        [
+            ELIGIBILITY_COMPUTED,
+            ELIGIBILITY_BATCH_COMPUTED,
+            ELIGIBILITY_LOST,
+            ELIGIBILITY_EXPLAINED,
+            RULE_CONFLICT_DETECTED,
+        ]
+        .map(str::to_string),
+    );
+    topics
+}
+
+/// The value of one exact series (`name{labels}`) in `text`, 0 when absent.
+pub fn value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+static BUNDLED: std::sync::LazyLock<(engine::Catalogue, engine::RuleSet)> =
+    std::sync::LazyLock::new(|| {
+        let catalogue = engine::Catalogue::bundled();
+        let rules = engine::RuleSet::bundled(&catalogue).expect("the bundled corpus loads");
+        (catalogue, rules)
+    });
+
+/// The bundled field catalogue.
+pub fn catalogue() -> &'static engine::Catalogue {
+    &BUNDLED.0
+}
+
+/// A bundled rule by id.
+pub fn rule(rule_id: &str) -> &'static engine::Rule {
+    BUNDLED.1.get(rule_id).expect("a bundled rule")
+}
+
+/// A profile of the bundled catalogue from its JSON.
+pub fn profile(json: &serde_json::Value) -> engine::Profile {
+    engine::Profile::from_json(catalogue(), json, "test").expect("a valid profile")
+}
