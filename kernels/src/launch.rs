@@ -165,7 +165,7 @@ pub fn evaluate<B: Backend>(
     // One buffer for every chunk's slice of uploaded columns: a backend has copied a chunk's
     // columns away (to the device, or to its staging memory) when `start` returns.
     let mut slice = EncodedColumns::default();
-    let mut found = Vec::with_capacity(chunks.len());
+    let mut found = Vec::new();
     if rules > 0 {
         for range in &chunks {
             let of_chunk = match residence {

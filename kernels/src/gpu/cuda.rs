@@ -381,9 +381,12 @@ impl Device {
         changes: &Changes,
     ) -> Result<(), GpuError> {
         let (at, codes) = changes.writes();
+        // Pairs come by citizen then rule; their places in the block-major codes do not
+        // ascend, so the bound is checked against the largest.
         if at
-            .last()
-            .is_some_and(|&last| last as usize >= resident.device.outcome_bytes)
+            .iter()
+            .max()
+            .is_some_and(|&most| most as usize >= resident.device.outcome_bytes)
         {
             return Err(driver(
                 "outcome writes beyond the kept outcomes: keep_outcomes first",
