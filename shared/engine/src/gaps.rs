@@ -231,26 +231,35 @@ fn walk<'a>(
 /// Sentences of gaps under one OR of conditions (`items`: each gap's text with what to say
 /// for it, in the order the gaps were found), said as what they are: the branches of each OR
 /// joined by `either` ("…; or instead: …"), the gaps one branch needs all of by `and`.
-/// `depth` 0 is the outermost OR. `fixed` is whether a gap alone keeps its branch shut; the
-/// second result is whether the whole is shut, every branch by a gap the citizen cannot
-/// change.
 pub fn alternatives<T>(
     items: &[(GapText<'_>, T)],
     say: &impl Fn(&T) -> String,
-    fixed: &impl Fn(&T) -> bool,
     either: &str,
     and: &str,
-) -> (String, bool) {
+) -> String {
     let joining = Joining {
         say,
-        fixed,
+        fixed: &|_: &T| false,
         either,
         and,
     };
-    joining.all_of(items, 0)
+    joining.all_of(items, 0).0
 }
 
-/// How [`alternatives`] says and weighs its items.
+/// Whether the gaps under one OR of conditions (as for [`alternatives`]) shut every branch,
+/// each by a gap that alone keeps it shut (`fixed`).
+pub(crate) fn shut<T>(items: &[(GapText<'_>, T)], fixed: &impl Fn(&T) -> bool) -> bool {
+    let joining = Joining {
+        say: &|_: &T| String::new(),
+        fixed,
+        either: "",
+        and: "",
+    };
+    joining.all_of(items, 0).1
+}
+
+/// How [`alternatives`] says and [`shut`] weighs the items: one walk of the ORs serves both
+/// (`depth` 0 is the outermost OR).
 struct Joining<'j, S, F> {
     say: &'j S,
     fixed: &'j F,

@@ -76,14 +76,12 @@ impl fmt::Display for NextStep<'_> {
                     f.write_str("This scheme is not for you: ")?;
                 }
                 let items: Vec<_> = alternatives.iter().map(|t| (*t, *t)).collect();
-                let (text, _) = crate::gaps::alternatives(
+                f.write_str(&crate::gaps::alternatives(
                     &items,
                     &|t: &GapText| t.to_string(),
-                    &|_: &GapText| false,
                     OR_INSTEAD,
                     AND_ALSO,
-                );
-                f.write_str(&text)
+                ))
             }
         }
     }
@@ -170,12 +168,10 @@ pub(crate) fn next_steps<'a>(
     steps
 }
 
-/// The gaps of `gap`'s OR of conditions (itself among them), in their order.
-fn alternatives<'a, 'g>(gap: &'g Gap<'a>, gaps: &'g [Gap<'a>]) -> Vec<GapText<'a>> {
+/// The gaps under `gap`'s outermost OR of conditions (itself among them), in their order.
+fn siblings<'a, 'g>(gap: &'g Gap<'a>, gaps: &'g [Gap<'a>]) -> impl Iterator<Item = &'g Gap<'a>> {
     gaps.iter()
-        .map(|g| g.gap_description)
-        .filter(|t| t.same_alternatives(&gap.gap_description))
-        .collect()
+        .filter(|g| g.gap_description.same_alternatives(&gap.gap_description))
 }
 
 /// Why the verdict stands, by `gap`: with the other alternatives of its OR, if it has any
@@ -187,9 +183,7 @@ fn why_not<'a>(gap: &Gap<'a>, gaps: &[Gap<'a>]) -> NextStep<'a> {
     let shut = blocks(gap, gaps);
     NextStep::Either {
         why_not: true,
-        alternatives: gaps
-            .iter()
-            .filter(|g| g.gap_description.same_alternatives(&gap.gap_description))
+        alternatives: siblings(gap, gaps)
             .filter(|g| !shut || fixed(g))
             .map(|g| g.gap_description)
             .collect(),
@@ -271,19 +265,10 @@ fn blocks(gap: &Gap, gaps: &[Gap]) -> bool {
     if !gap.gap_description.is_alternative() {
         return fixed(gap);
     }
-    let items: Vec<(GapText, &Gap)> = gaps
-        .iter()
-        .filter(|g| g.gap_description.same_alternatives(&gap.gap_description))
+    let items: Vec<(GapText, &Gap)> = siblings(gap, gaps)
         .map(|g| (g.gap_description, g))
         .collect();
-    let (_, shut) = crate::gaps::alternatives(
-        &items,
-        &|_: &&Gap| String::new(),
-        &|g: &&Gap| fixed(g),
-        "",
-        "",
-    );
-    shut
+    crate::gaps::shut(&items, &|g: &&Gap| fixed(g))
 }
 
 /// A known fact the citizen cannot change.
@@ -313,7 +298,7 @@ fn close<'a, 'g>(
         steps.push(match all {
             Some(all) if gap.gap_description.is_alternative() => NextStep::Either {
                 why_not: false,
-                alternatives: alternatives(gap, all),
+                alternatives: siblings(gap, all).map(|g| g.gap_description).collect(),
             },
             _ => NextStep::Close(gap.gap_description),
         });

@@ -157,8 +157,7 @@ pub fn facts_in(
     }
     for (k, gap) in evaluation.gaps.iter().enumerate() {
         let of = gap.gap_description;
-        let mut text = gap_sentence(catalogue, words, gap, true);
-        if of.is_alternative() {
+        let text = if of.is_alternative() {
             // Conditions any one of which would do are one fact, joined as the steps join
             // them (under the first one's heading): said one by one, each would read as a
             // requirement.
@@ -175,16 +174,17 @@ pub fn facts_in(
                 .enumerate()
                 .map(|(n, g)| (g.gap_description, (n == 0, g)))
                 .collect();
-            (text, _) = engine::gaps::alternatives(
+            engine::gaps::alternatives(
                 &items,
                 &|&(first, g): &(bool, &engine::gaps::Gap)| {
                     gap_sentence(catalogue, words, g, first)
                 },
-                &|_: &(bool, &engine::gaps::Gap)| false,
                 &words.either_separator,
                 &words.and_also(),
-            );
-        }
+            )
+        } else {
+            gap_sentence(catalogue, words, gap, true)
+        };
         push(
             FactKind::Gap {
                 gap_kind: gap.gap_kind,

@@ -81,10 +81,9 @@ pub fn next_steps(
                 alternatives,
             } => {
                 let items: Vec<_> = alternatives.iter().map(|t| (*t, *t)).collect();
-                let (joined, _) = engine::gaps::alternatives(
+                let joined = engine::gaps::alternatives(
                     &items,
                     &|t: &GapText| said.gap(*t),
-                    &|_: &GapText| false,
                     &words.either_separator,
                     &words.and_also(),
                 );
