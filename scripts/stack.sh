@@ -518,6 +518,8 @@ ensure_llm_model() {
 # node-llama-cpp from tools/llm/package-lock.json (prebuilt binaries; no compiler).
 ensure_llm_runtime() {
   command -v node >/dev/null && command -v npm >/dev/null || fail "the chat model needs node (20 or later) and npm"
+  node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' ||
+    fail "the chat model needs node 20 or later (node-llama-cpp 3.21.1); this is node $(node --version)"
   local dir="$ROOT/tools/llm"
   if [ ! -d "$dir/node_modules/node-llama-cpp" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
     say "chat model: npm ci in tools/llm"
