@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # README command 1: the evaluator fleet on the local stack.
-#   scripts/fleet.sh [demo]   sample traffic (the example citizens), printing the events published
+#   scripts/fleet.sh [demo]   sample traffic (the example citizens), printing the events published,
+#                             then an explainer's English explanations of the matches, worded by
+#                             the stack's local model where Oracle-A accepts them (FLEET_DEMO_
+#                             EXPLANATIONS_S, default 300: how long to wait for them; 0: none)
 #   scripts/fleet.sh bench    throughput: bundled corpus + 1,000 synthetic schemes, N citizens,
 #                             then profile updates end to end at each offered rate
 #                             (FLEET_BENCH_USERS, FLEET_BENCH_UPDATES for the saturation phase,
@@ -110,7 +113,13 @@ run_once() {
   fi
   export ELIGIBILITY_DATABASE_URL="postgres://eligibility:eligibility@127.0.0.1:5432/$db?sslmode=disable"
   export ELIGIBILITY_CONSUMER_GROUP="fleet-$mode-$(date +%s)"
-  "$bin/fleet_traffic" prepare --group "$ELIGIBILITY_CONSUMER_GROUP"
+  local explain_s=0
+  if [ "$mode" = demo ] && [ -n "${ELIGIBILITY_STACK_LLM_BASE_URL:-}" ]; then explain_s=${FLEET_DEMO_EXPLANATIONS_S:-300}; fi
+  if [ "$explain_s" != 0 ]; then
+    "$bin/fleet_traffic" prepare --group "$ELIGIBILITY_CONSUMER_GROUP" --explainer-group "$ELIGIBILITY_CONSUMER_GROUP-explainer"
+  else
+    "$bin/fleet_traffic" prepare --group "$ELIGIBILITY_CONSUMER_GROUP"
+  fi
   for i in $(seq 0 $((count - 1))); do
     local addr="127.0.0.1:$(( ${FLEET_HTTP_PORT:-9464} + i ))" log="target/fleet-$mode-evaluator-$i.log"
     ELIGIBILITY_HTTP_ADDR="$addr" "$evaluator" evaluator ${FLEET_EVALUATOR_ARGS:-} >"$log" 2>&1 &
@@ -128,8 +137,18 @@ run_once() {
   done
   export FLEET_METRICS_ADDRS
   FLEET_METRICS_ADDRS=$(IFS=,; echo "${addrs[*]}")
+  if [ "$explain_s" != 0 ]; then
+    # One explainer, one request at a time against the CPU model (docs/explainer-model.md).
+    local log="target/fleet-demo-explainer.log"
+    ELIGIBILITY_HTTP_ADDR="127.0.0.1:$(( ${FLEET_HTTP_PORT:-9464} + count ))" \
+      ELIGIBILITY_CONSUMER_GROUP="$ELIGIBILITY_CONSUMER_GROUP-explainer" \
+      ELIGIBILITY_LLM_BASE_URL="$ELIGIBILITY_STACK_LLM_BASE_URL" ELIGIBILITY_LLM_MODEL="$ELIGIBILITY_STACK_LLM_MODEL" \
+      "$bin/eligibility" explainer --languages en --llm-timeout-ms 30000 --llm-concurrency 1 >"$log" 2>&1 &
+    workers+=("$!")
+    echo "== explainer pid $! (log $log, model $ELIGIBILITY_STACK_LLM_MODEL at $ELIGIBILITY_STACK_LLM_BASE_URL)"
+  fi
   if [ "$mode" = demo ]; then
-    "$bin/eligibility" demo
+    "$bin/eligibility" demo --explanations-wait-s "$explain_s"
   elif [ "$mode" = api-bench ]; then
     api_bench
   elif [ "$mode" = sweep ]; then

@@ -3,8 +3,8 @@
 //! - Per-event tests: [`explain_event`] on real bundled schemes, against a scripted
 //!   OpenAI-compatible server started here (real HTTP, the chat-completions wire format), which
 //!   records every request it gets: a faithful answer (served), a hallucinated amount, a
-//!   contradiction (refused: template), a slow answer (timeout: template), 5xx (retried, then
-//!   template), an injection string in the profile (sanitised before the prompt; the oracle
+//!   contradiction (refused: template), a slow answer (timeout: template), a slow model within
+//!   a batch's budget (the rest: templates), 5xx (retried, then template), an injection string in the profile (sanitised before the prompt; the oracle
 //!   holds), the circuit breaker, and no LLM at all.
 //! - One end-to-end test on the local stack (`scripts/stack.sh up`): an evaluator and an
 //!   explainer process; a profile in, `eligibility.explained` out (templates with no LLM, then
@@ -22,7 +22,8 @@ use axum::http::{HeaderMap, StatusCode, header::AUTHORIZATION};
 use axum::response::{IntoResponse, Response};
 use eligibility::explainer::breaker::{Breaker, BreakerSettings, Permit};
 use eligibility::explainer::explain::{
-    Explanation, Fallback, GeneratedBy, Subject, derive_facts, explain_event, trust_score,
+    Explanation, Fallback, GeneratedBy, Subject, derive_facts, explain_by, explain_event,
+    trust_score,
 };
 use eligibility::explainer::llm::{LlmClient, LlmError, LlmOptions, parse_completion};
 use engine::{Catalogue, Date, Profile, Rule, Verdict};
@@ -337,7 +338,10 @@ async fn a_faithful_answer_is_served_and_the_request_is_a_chat_completion() {
             Some(format!("Bearer {API_KEY}").as_str())
         );
         assert_eq!(r.body["messages"].as_array().unwrap().len(), 2);
-        assert!(r.message("system").contains("Only restate the facts given"));
+        assert!(
+            r.message("system")
+                .contains("Repeat them to the citizen word for word")
+        );
         for absent in ["{", "user_id", "citizen-68", "mysuru"] {
             assert!(
                 !r.message("user").contains(absent),
@@ -525,6 +529,64 @@ async fn a_slow_answer_times_out_and_is_not_retried() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_slow_model_spends_only_the_batch_budget() {
+    // A CPU model answering one request at a time must not hold a micro-batch (and the pool
+    // behind it) for as long as it likes: after the batch's budget no request starts, and the
+    // rest of the batch is served as templates at once.
+    metrics_text();
+    let server =
+        ScriptedLlm::start(|r| Reply::Slow(Duration::from_millis(800), r.faithful())).await;
+    let llm = Arc::new(server.client(LlmOptions {
+        concurrency: 1,
+        ..quick()
+    }));
+    let (p, s) = oap(68);
+    let facts = derive_facts(catalogue(), rule(OAP_RULE), &p, &s, &[Language::En])
+        .expect("the stored data re-derives the event")
+        .remove(0);
+    let started = Instant::now();
+    let deadline = started + Duration::from_millis(1200);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..5 {
+        let (llm, facts) = (llm.clone(), facts.clone());
+        tasks.spawn(async move {
+            explain_by(&format!("budget-{i}"), &facts, Some(&llm), Some(deadline)).await
+        });
+    }
+    let out = tasks.join_all().await;
+    let elapsed = started.elapsed();
+    eprintln!("5 explanations, 800 ms a request, one at a time, 1.2 s budget: {elapsed:?}");
+    let by_model = out
+        .iter()
+        .filter(|e| e.generated_by == GeneratedBy::Llm)
+        .count();
+    // Requests start at 0 and 0.8 s; the third would start at 1.6 s, after the budget.
+    assert_eq!(by_model, 2, "{out:#?}");
+    for e in out
+        .iter()
+        .filter(|e| e.generated_by == GeneratedBy::Template)
+    {
+        assert_template(e, Fallback::Budget, Language::En, "You are eligible for");
+    }
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "no request starts after the budget"
+    );
+    assert!(
+        elapsed < Duration::from_millis(1200) + quick().timeout,
+        "{elapsed:?}"
+    );
+    assert!(!llm.breaker_is_open(), "calls not made are not failures");
+    assert!(
+        value(
+            &metrics_text(),
+            "eligibility_explanation_fallbacks_total{reason=\"budget\"}"
+        ) >= 3.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn server_errors_are_retried_then_the_template_is_served() {
     metrics_text();
     let (p, s) = oap(68);
@@ -614,7 +676,10 @@ async fn answers_cut_at_max_tokens_are_refused_but_never_open_the_circuit() {
     let calls = BreakerSettings::default().failures * 2 + 1;
     for _ in 0..calls {
         let answer = llm.complete(&[]).await;
-        assert_eq!(answer, Err(LlmError::Cut));
+        assert_eq!(
+            answer,
+            Err(LlmError::Cut("You are eligible because".into()))
+        );
         assert!(!llm.breaker_is_open(), "a cut answer opened the circuit");
     }
     assert_eq!(
@@ -717,7 +782,8 @@ async fn an_injection_in_profile_strings_is_sanitised_and_the_oracle_holds() {
             !user.contains("every scheme"),
             "the district is read by no rule: {user}"
         );
-        // The scheme list did reach the prompt, sanitised (and `_` read as a space).
+        // The scheme list is quoted by the facts the answer is checked against, sanitised (and
+        // `_` read as a space); the prompt holds only key facts, and none of it unsanitised.
         let sanitised = explain::sanitize_profile_text(INJECTION, 80);
         assert!(
             !sanitised.is_empty() && sanitised != INJECTION,
@@ -732,7 +798,18 @@ async fn an_injection_in_profile_strings_is_sanitised_and_the_oracle_holds() {
             Language::En
         };
         let name = language.value(schemes, "sch_pmjay");
-        assert!(user.contains(&format!("{name}, {sanitised}")), "{user}");
+        let facts = derive_facts(&catalogue, rule(PMMVY_RULE), &p, &s, &[language]).unwrap();
+        assert!(
+            facts[0]
+                .texts()
+                .iter()
+                .any(|f| f.contains(&format!("{name}, {sanitised}"))),
+            "{:?}",
+            facts[0].texts()
+        );
+        for line in user.lines() {
+            assert!(facts[0].texts().iter().any(|f| f == line), "{line}");
+        }
     }
     assert_template(
         &out[0],
@@ -861,7 +938,7 @@ fn completions_are_read_and_unusable_ones_refused() {
     assert_eq!(parse_completion(ok).unwrap(), "You are eligible.");
     // Cut at max_tokens: a fragment of a fact would pass Oracle-A while saying less.
     let cut = br#"{"choices":[{"message":{"content":"You are"},"finish_reason":"length"}]}"#;
-    assert!(matches!(parse_completion(cut), Err(LlmError::Cut)));
+    assert!(matches!(parse_completion(cut), Err(LlmError::Cut(_))));
     for bad in [
         &b"{}"[..],
         b"{\"choices\":[]}",

@@ -57,7 +57,9 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
         kafka.start_group_at(&database_url, group, &marks).await;
     }
     let evaluator = Worker::start(&stack, &database_url, &evaluator_group, &[]);
-    // A CPU model answers one request at a time, in 2–30 s: one in flight, 30 s at most.
+    // A CPU model answers one request at a time, in 2–30 s: one in flight, 30 s at most; the
+    // batch budget long enough that every explanation is asked of the model (this test is
+    // about its answers; tests/explainer.rs holds the budget).
     let explainer = Worker::start_explainer(
         &stack,
         &database_url,
@@ -66,7 +68,14 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
             ("ELIGIBILITY_LLM_BASE_URL", base_url.as_str()),
             ("ELIGIBILITY_LLM_MODEL", model.as_str()),
         ],
-        &["--llm-timeout-ms", "30000", "--llm-concurrency", "1"],
+        &[
+            "--llm-timeout-ms",
+            "30000",
+            "--llm-concurrency",
+            "1",
+            "--llm-batch-budget-ms",
+            "3600000",
+        ],
     );
     evaluator.wait_ready(Duration::from_secs(60));
     explainer.wait_ready(Duration::from_secs(60));
@@ -251,7 +260,7 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
                 assert!(
                     matches!(
                         e.fallback_reason.as_deref(),
-                        Some("oracle_failed" | "timeout" | "http_error")
+                        Some("oracle_failed" | "timeout" | "http_error" | "cut" | "budget")
                     ),
                     "{e:?}"
                 );
@@ -298,7 +307,7 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
         ),
         wanted as f64 - accepted
     );
-    for reason in ["oracle_failed", "timeout", "http_error"] {
+    for reason in ["oracle_failed", "timeout", "http_error", "cut", "budget"] {
         assert_eq!(
             value(
                 &scrape,

@@ -1,7 +1,8 @@
 //! `fleet_traffic`: drives a running evaluator (scripts/fleet.sh) through the real broker.
 //!
-//! - `prepare`: migrate a fresh database and start the worker's consumer group at the topics'
-//!   current ends (so earlier traffic on the shared topics is not replayed into it).
+//! - `prepare`: migrate a fresh database and start the worker's consumer group (and an
+//!   explainer's) at the topics' current ends (so earlier traffic on the shared topics is not
+//!   replayed into it).
 //! - `bench`: N synthetic citizens, then profile updates at each of several offered rates (a
 //!   fixed rate, or as fast as the broker takes them); for each, updates/s end to end (produce →
 //!   evaluated → events published → offsets committed in PostgreSQL), the latency percentiles
@@ -42,8 +43,10 @@ enum What {
     Prepare {
         #[arg(long)]
         group: String,
+        /// Also start this explainer group at the ends of the explainer's input topics.
+        #[arg(long)]
+        explainer_group: Option<String>,
     },
-    /// Send the example citizens and print the events the fleet publishes.
     /// Measure profile updates per second end to end.
     Bench {
         /// Citizens created before the measured updates.
@@ -303,7 +306,16 @@ async fn main() -> Result<()> {
     let cli = Cli::parse();
     let env = Env::new(&cli.kafka)?;
     match cli.what {
-        What::Prepare { group } => prepare(&env, &group).await,
+        What::Prepare {
+            group,
+            explainer_group,
+        } => {
+            prepare(&env, &group, &EVALUATOR_INPUTS).await?;
+            match explainer_group {
+                Some(group) => prepare(&env, &group, &EXPLAINER_INPUTS).await,
+                None => Ok(()),
+            }
+        }
         What::Bench {
             users,
             updates,
@@ -378,11 +390,11 @@ async fn main() -> Result<()> {
     }
 }
 
-async fn prepare(env: &Env, group: &str) -> Result<()> {
+async fn prepare(env: &Env, group: &str, topics: &[&str]) -> Result<()> {
     let pool = fleet::postgres::pool(&env.database_url, 1)?;
     fleet::postgres::migrate(&pool).await?;
     let mut ends = fleet::offsets::Offsets::new();
-    for topic in EVALUATOR_INPUTS {
+    for &topic in topics {
         for e in env.ends(topic)?.elements() {
             if let Offset::Offset(o) = e.offset() {
                 ends.insert((e.topic().to_string(), e.partition()), o);

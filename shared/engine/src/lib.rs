@@ -12,7 +12,8 @@
 //!   schemes' outcomes change from one day to the next with no new data.
 //! - [`eval`], [`gaps`], [`next_steps`], [`outcome`]: the scalar evaluator with traces, gaps,
 //!   next steps and verdicts (docs/semantics.md, "Evaluation").
-//! - [`cases`]: hand-written test citizens for the corpus, with the verdicts the official rules give.
+//! - [`cases`]: hand-written test citizens for the corpus, with the verdicts the official rules give;
+//!   [`corpus`]: the corpus' bookkeeping checks and its coverage per state.
 //! - [`program`], [`columns`], [`batch`]: the compiled rule program and the CPU batch evaluator
 //!   over profiles in columns (docs/semantics.md, "Batch and incremental evaluation").
 //! - [`deps`]: the field → rules dependency index behind incremental re-evaluation.
@@ -27,6 +28,7 @@ pub mod cases;
 pub mod catalogue;
 pub mod columns;
 pub mod conflicts;
+pub mod corpus;
 pub mod date;
 pub mod deps;
 pub mod error;

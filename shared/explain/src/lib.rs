@@ -21,7 +21,7 @@
 //! - [`unsourced_numbers`]: the numbers of a candidate that no fact contains, which Oracle-A's
 //!   "the sentence contains a fact" sourcing lets through.
 //! - [`sanitize_profile_text`]: profile strings made safe for an LLM prompt (docs/design.md, "Explanations").
-//! - [`prompt`]: the chat messages asking an LLM to restate the facts, and nothing else.
+//! - [`prompt`]: the chat messages asking an LLM to repeat the [`key_facts`], and nothing else.
 //! - [`review_sheet`]: one language's sentences rendered from corpus evaluations beside the
 //!   English, for a native reviewer (`docs/languages/<code>.md`).
 
@@ -40,9 +40,9 @@ mod words;
 
 pub use facts::{Fact, FactKind, Facts, facts, facts_in};
 pub use language::{Digits, Language};
-pub use numbers::unsourced_numbers;
+pub use numbers::{unsourced_numbers, unsourced_numbers_in};
 pub use oracle_case::{CONTRADICTION_IDS, oracle_case, oracle_case_json};
-pub use prompt::{ChatMessage, MAX_WORDS, Role, prompt};
+pub use prompt::{ChatMessage, KEY_FACTS, Role, key_facts, prompt};
 pub use sanitize::sanitize_profile_text;
 pub use sheet::review_sheet;
 pub use steps::{need_to_know, next_steps, summary};

@@ -12,11 +12,18 @@ use crate::facts::Facts;
 /// The numbers of `candidate` (digits, with `,` or `.` between digits: `1,50,000`, `2.5`) that
 /// appear in none of the facts, each once, in order of appearance.
 pub fn unsourced_numbers(facts: &Facts, candidate: &str) -> Vec<String> {
-    let known: HashSet<&str> = facts
-        .facts()
-        .iter()
-        .flat_map(|fact| numbers(&fact.text))
-        .collect();
+    unsourced_numbers_in(
+        facts.facts().iter().map(|fact| fact.text.as_str()),
+        candidate,
+    )
+}
+
+/// [`unsourced_numbers`] against fact sentences as text (a stored Oracle-A case's `facts`).
+pub fn unsourced_numbers_in<'a>(
+    facts: impl IntoIterator<Item = &'a str>,
+    candidate: &str,
+) -> Vec<String> {
+    let known: HashSet<&str> = facts.into_iter().flat_map(numbers).collect();
     let mut unsourced: Vec<String> = Vec::new();
     for number in numbers(candidate) {
         if !known.contains(number) && !unsourced.iter().any(|u| u == number) {

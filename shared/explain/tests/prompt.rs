@@ -2,7 +2,7 @@
 
 mod support;
 
-use explain::{Language, MAX_WORDS, Role, facts, prompt};
+use explain::{KEY_FACTS, Language, Role, facts, key_facts, prompt};
 use serde_json::json;
 use support::{catalogue, evaluation, profile, rule};
 
@@ -24,14 +24,17 @@ fn the_prompt_is_the_task_then_the_facts_only() {
         assert_eq!(messages[1].role, Role::User);
 
         let system = &messages[0].content;
-        assert!(system.contains("Only restate the facts given, in plain language"));
-        assert!(system.contains(&format!("under {MAX_WORDS} words")));
+        assert!(system.contains("Repeat them to the citizen word for word"));
         assert!(system.contains(language.name()));
 
-        // One line per fact, and nothing else: no profile JSON, no id, no field the rule does
-        // not read.
-        let expected: Vec<String> = facts.texts().iter().map(|f| format!("- {f}")).collect();
-        assert_eq!(messages[1].content, expected.join("\n"));
+        // One line per key fact, and nothing else: no profile JSON, no id, no field the rule
+        // does not read. An eligible citizen hears the verdict, the amount, then its kind.
+        let texts = facts.texts();
+        let key = key_facts(&facts);
+        assert_eq!(key.len(), KEY_FACTS);
+        assert_eq!(key[0], texts[0], "{language}: the verdict first");
+        assert!(key.iter().all(|k| texts.iter().any(|t| t == k)));
+        assert_eq!(messages[1].content, key.join("\n"));
         for absent in ["{", "citizen-42", "Mysuru", "user_id"] {
             assert!(!messages[1].content.contains(absent), "{absent}");
         }

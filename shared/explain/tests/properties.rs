@@ -209,9 +209,9 @@ proptest! {
 }
 
 #[test]
-fn the_corpus_has_48_schemes() {
+fn the_property_covers_the_whole_bundled_corpus() {
     let schemes: BTreeSet<&str> = CORPUS.rules.iter().map(|r| r.scheme_id.as_str()).collect();
-    assert_eq!(schemes.len(), 48);
+    assert!(schemes.len() >= 150, "{} schemes", schemes.len());
 }
 
 /// `preferred` if the rule applies then, else the first 1st or 15th of a month, from 2026 back
@@ -315,7 +315,9 @@ fn catalogue_profile() -> impl Strategy<Value = Profile> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    // Each case checks every bundled rule (190 in 2026-11): 32 cases are about 6,000 rule
+    // evaluations in 13 languages, as 96 were with the 51 rules of the first corpus.
+    #![proptest_config(ProptestConfig::with_cases(32))]
 
     #[test]
     fn templates_of_every_bundled_scheme_pass_the_oracle(

@@ -3,7 +3,8 @@
 //! turns 60 (her profile sent again as of her sixtieth birthday: her date of birth, not a
 //! stored age, decides her age on a date); the senior's household leaves the BPL list. Each
 //! step prints the events the evaluator published for it, and fails if it did not publish what
-//! the step announces.
+//! the step announces. With an explainer running (`--explanations-wait-s`), the explanations of
+//! the matches follow: the model's words where Oracle-A accepted them, else the template and why.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -24,6 +25,11 @@ pub struct Args {
     /// How long to wait for the evaluator's answer to a step, in seconds.
     #[arg(long, default_value_t = 60)]
     pub wait_s: u64,
+    /// After the steps, how long to wait for an explainer's English explanations of the
+    /// matches, in seconds (scripts/fleet.sh runs one against the stack's local model); 0: no
+    /// explainer runs, none are shown.
+    #[arg(long, default_value_t = 0)]
+    pub explanations_wait_s: u64,
     #[command(flatten)]
     pub worker: WorkerArgs,
 }
@@ -89,7 +95,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let config = args.worker.config()?;
     fleet::init_tracing("warn");
     let wait = Duration::from_secs(args.wait_s.max(1));
-    runtime()?.block_on(demo(&config, wait))?;
+    let explanations = Duration::from_secs(args.explanations_wait_s);
+    runtime()?.block_on(demo(&config, wait, explanations))?;
     println!(
         "\nEvery evaluation is in evaluation_audit_log; current verdicts in user_verdicts and Redis (eligibility:<user>:<scheme>)."
     );
@@ -103,9 +110,15 @@ const OUTPUTS: [&str; 4] = [
     ELIGIBILITY_BATCH_COMPUTED,
 ];
 
-async fn demo(config: &Config, wait: Duration) -> Result<()> {
+async fn demo(config: &Config, wait: Duration, explanations: Duration) -> Result<()> {
     let (codec, producer) = publisher(config, &[&[USER_METADATA_UPDATED][..], &OUTPUTS].concat())?;
-    let consumer = fleet::kafka::assigned_consumer(&config.kafka, &ends(config)?)?;
+    let mut topics = OUTPUTS.to_vec();
+    if !explanations.is_zero() {
+        topics.push(ELIGIBILITY_EXPLAINED);
+    }
+    let consumer = fleet::kafka::assigned_consumer(&config.kafka, &ends(config, &topics)?)?;
+    let mut matches = 0;
+    let mut explained: Vec<EligibilityExplained> = Vec::new();
     for step in steps()? {
         println!("\n== {}", step.title);
         let mut records = Vec::with_capacity(step.profiles.len());
@@ -158,6 +171,7 @@ async fn demo(config: &Config, wait: Duration) -> Result<()> {
                         e.user_id, e.scheme_id, e.scheme_name
                     );
                     shown.push((e.user_id, Shows::NewMatch));
+                    matches += 1;
                 }
                 ELIGIBILITY_LOST => {
                     let e: EligibilityLost = codec.decode(payload).await?;
@@ -177,7 +191,9 @@ async fn demo(config: &Config, wait: Duration) -> Result<()> {
                         e.match_score,
                         gaps.join("; ")
                     );
+                    matches += 1;
                 }
+                ELIGIBILITY_EXPLAINED => explained.push(codec.decode(payload).await?),
                 _ => {
                     let e: EligibilityBatchComputed = codec.decode(payload).await?;
                     println!(
@@ -204,15 +220,82 @@ async fn demo(config: &Config, wait: Duration) -> Result<()> {
             );
         }
     }
+    if !explanations.is_zero() {
+        show_explanations(&codec, &consumer, explained, matches, explanations).await?;
+    }
     Ok(())
 }
 
-/// The current end of every partition of the output topics: the demo reads what the
-/// evaluator publishes from here on.
-fn ends(config: &Config) -> Result<TopicPartitionList> {
+/// The explainer's explanations of the `matches` new and partial matches, as they arrive (up to
+/// `wait`), each with who wrote it; then how many the model wrote and why the others are
+/// templates. Fails if none arrives.
+async fn show_explanations(
+    codec: &fleet::avro::Codec,
+    consumer: &rdkafka::consumer::StreamConsumer,
+    mut explained: Vec<EligibilityExplained>,
+    matches: usize,
+    wait: Duration,
+) -> Result<()> {
+    println!(
+        "\n== Explanations of the {matches} matches (docs/explainer-model.md): the local model's words where Oracle-A accepted them, else the template"
+    );
+    let deadline = Instant::now() + wait;
+    let mut shown = 0;
+    loop {
+        for e in &explained[shown..] {
+            let by = match &e.fallback_reason {
+                None => "model".to_string(),
+                Some(reason) => format!("template ({reason})"),
+            };
+            let text: String = e.explanation.chars().take(160).collect();
+            let cut = if text.len() < e.explanation.len() {
+                "…"
+            } else {
+                ""
+            };
+            println!("  {by:<24} {:<12} {}: {text}{cut}", e.user_id, e.scheme_id);
+        }
+        shown = explained.len();
+        let left = deadline.saturating_duration_since(Instant::now());
+        if shown >= matches || left.is_zero() {
+            break;
+        }
+        let Ok(message) = tokio::time::timeout(left, consumer.recv()).await else {
+            break;
+        };
+        let message = message?;
+        if message.topic() == ELIGIBILITY_EXPLAINED {
+            explained.push(codec.decode(message.payload().unwrap_or_default()).await?);
+        }
+    }
+    if explained.is_empty() {
+        bail!(
+            "no explanation within {} s: is the explainer running?",
+            wait.as_secs()
+        );
+    }
+    let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
+    for e in &explained {
+        *reasons
+            .entry(e.fallback_reason.as_deref().unwrap_or("model"))
+            .or_default() += 1;
+    }
+    let model = reasons.remove("model").unwrap_or(0);
+    println!(
+        "  {} of {matches} explained within {} s: {model} in the model's words, {} templates {reasons:?}",
+        explained.len(),
+        wait.as_secs(),
+        explained.len() - model
+    );
+    Ok(())
+}
+
+/// The current end of every partition of `topics`: the demo reads what the workers publish
+/// from here on.
+fn ends(config: &Config, topics: &[&str]) -> Result<TopicPartitionList> {
     let probe = fleet::kafka::assigned_consumer(&config.kafka, &TopicPartitionList::new())?;
     let mut list = TopicPartitionList::new();
-    for topic in OUTPUTS {
+    for &topic in topics {
         for p in fleet::kafka::partitions_of(&probe, topic)? {
             let (_, high) = probe.fetch_watermarks(topic, p, Duration::from_secs(10))?;
             list.add_partition_offset(topic, p, Offset::Offset(high))?;

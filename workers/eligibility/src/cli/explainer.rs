@@ -23,6 +23,11 @@ pub struct ExplainerArgs {
     /// LLM requests in flight at once.
     #[arg(long, default_value_t = 4)]
     pub llm_concurrency: usize,
+    /// How long, in milliseconds, one micro-batch's explanations may wait on the LLM; then the
+    /// rest are templates (fallback `budget`): a slow model delays a batch by at most this plus
+    /// one request's timeout.
+    #[arg(long, default_value_t = 60_000)]
+    pub llm_batch_budget_ms: u64,
     /// Retries of a transient LLM failure (connection error, 5xx, 429).
     #[arg(long, default_value_t = 2)]
     pub llm_retries: usize,
@@ -72,6 +77,7 @@ pub fn run(args: ExplainerArgs) -> Result<ExitCode> {
         max_batch: args.max_batch.max(1),
         max_wait: Duration::from_millis(args.max_wait_ms),
         missing_data_grace: Duration::from_millis(args.missing_data_grace_ms),
+        llm_batch_budget: Duration::from_millis(args.llm_batch_budget_ms),
     };
     runtime()?.block_on(async {
         let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();

@@ -8,6 +8,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod answers;
 mod api;
 mod audit;
 mod demo;
@@ -45,6 +46,9 @@ enum Command {
     Rules(rules::RulesCommand),
     /// Check explanations with Oracle-A.
     Oracle(oracle::Args),
+    /// Real model answers to the explainer's prompts, kept as an Oracle-A test set.
+    #[command(subcommand)]
+    Answers(answers::Command),
     /// The languages of explanations, and a review sheet per language.
     #[command(subcommand)]
     Languages(languages::LanguagesCommand),
@@ -93,6 +97,7 @@ pub fn run() -> ExitCode {
         Command::Evaluate(args) => evaluate::run(args),
         Command::Rules(command) => rules::run(command),
         Command::Oracle(args) => oracle::run(args),
+        Command::Answers(command) => answers::run(command),
         Command::Languages(command) => languages::run(command),
         Command::Schema(command) => schema::run(command),
         Command::Evaluator(args) => evaluator::run(args),

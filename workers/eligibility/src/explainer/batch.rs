@@ -20,7 +20,7 @@ use fleet::topics::ELIGIBILITY_EXPLAINED;
 use tokio::task::JoinSet;
 
 use super::Pipeline;
-use super::explain::{Explanation, Subject, derive_facts, explain};
+use super::explain::{Explanation, Subject, derive_facts, explain_by};
 use super::input::decode;
 use super::store;
 
@@ -175,7 +175,8 @@ fn facts_of(
 }
 
 /// The explanations of every prepared event in every language: stored ones reused, the rest
-/// made concurrently (one task per event and language; the LLM client bounds the requests).
+/// made concurrently (one task per event and language; the LLM client bounds the requests, and
+/// none starts after the batch's budget for the LLM).
 async fn explain_all(
     pipeline: &Pipeline,
     prepared: Vec<Prepared>,
@@ -190,6 +191,7 @@ async fn explain_all(
     .await?;
     let mut out: Vec<Option<EligibilityExplained>> = Vec::new();
     let mut tasks = JoinSet::new();
+    let deadline = std::time::Instant::now() + pipeline.llm_batch_budget;
     for p in prepared {
         let subject = Arc::new(p.subject);
         for facts in p.facts {
@@ -205,7 +207,8 @@ async fn explain_all(
             let subject = subject.clone();
             tasks.spawn(async move {
                 let case_id = format!("{}:{language}", subject.evaluation_id);
-                let explanation = explain(&case_id, &facts, llm.as_deref()).await;
+                let explanation =
+                    explain_by(&case_id, &facts, llm.as_deref(), Some(deadline)).await;
                 (slot, event(&subject, facts.language(), explanation))
             });
         }

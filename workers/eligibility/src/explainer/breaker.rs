@@ -103,6 +103,15 @@ impl Breaker {
         }
     }
 
+    /// A permitted call that was not made after all: a probe's turn passes to the next call.
+    pub fn forgo(&self, permit: Permit) {
+        if permit == Permit::Probe {
+            *self.state.lock().expect("not poisoned") = State::Open {
+                until: Instant::now(),
+            };
+        }
+    }
+
     pub fn is_open(&self) -> bool {
         !matches!(
             *self.state.lock().expect("not poisoned"),

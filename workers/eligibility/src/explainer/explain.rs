@@ -24,6 +24,8 @@
 //! evaluation id) before anything is asked of the LLM, and an LLM answer stating another
 //! verdict fails RULE-PREC-002/003.
 
+use std::time::Instant;
+
 use ::explain::{Facts, Language};
 use engine::{Catalogue, Date, Profile, Rule, Verdict};
 use fleet::events::{EligibilityNewMatch, EligibilityPartialMatch};
@@ -56,17 +58,24 @@ pub enum Fallback {
     Timeout,
     /// A non-2xx answer or a connection failure (after retries), or an unusable 2xx body.
     HttpError,
+    /// The answer was cut at `max_tokens` (the model said too much).
+    Cut,
     CircuitOpen,
+    /// The micro-batch's time for the model (`--llm-batch-budget-ms`) was spent before this
+    /// explanation's turn.
+    Budget,
     /// `ELIGIBILITY_LLM_BASE_URL` is unset.
     NoLlm,
 }
 
 impl Fallback {
-    pub const ALL: [Fallback; 5] = [
+    pub const ALL: [Fallback; 7] = [
         Fallback::OracleFailed,
         Fallback::Timeout,
         Fallback::HttpError,
+        Fallback::Cut,
         Fallback::CircuitOpen,
+        Fallback::Budget,
         Fallback::NoLlm,
     ];
 
@@ -75,7 +84,9 @@ impl Fallback {
             Fallback::OracleFailed => "oracle_failed",
             Fallback::Timeout => "timeout",
             Fallback::HttpError => "http_error",
+            Fallback::Cut => "cut",
             Fallback::CircuitOpen => "circuit_open",
+            Fallback::Budget => "budget",
             Fallback::NoLlm => "no_llm",
         }
     }
@@ -83,15 +94,17 @@ impl Fallback {
     pub fn of(error: &LlmError) -> Fallback {
         match error {
             LlmError::Timeout => Fallback::Timeout,
-            LlmError::Http { .. } | LlmError::InvalidResponse(_) | LlmError::Cut => {
-                Fallback::HttpError
-            }
+            LlmError::Http { .. } | LlmError::InvalidResponse(_) => Fallback::HttpError,
+            LlmError::Cut(_) => Fallback::Cut,
             LlmError::CircuitOpen => Fallback::CircuitOpen,
+            LlmError::OverBudget => Fallback::Budget,
         }
     }
 }
 
-/// An LLM answer that was not served, and why (for logs and tests; never stored).
+/// An LLM answer that was not served, and why (for logs, tests and `answers capture`; never
+/// stored): refused by Oracle-A or for a number no fact states, or cut at `max_tokens` (no rule
+/// failed: it never reached Oracle-A).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rejection {
     pub answer: String,
@@ -202,10 +215,21 @@ pub fn derive_facts(
 /// The explanation of `facts`: the LLM's if there is one and its answer is accepted, else the
 /// template. Records the oracle checks and any fallback.
 pub async fn explain(case_id: &str, facts: &Facts, llm: Option<&LlmClient>) -> Explanation {
+    explain_by(case_id, facts, llm, None).await
+}
+
+/// [`explain`], asking the LLM only if its request can start by `deadline` (else the template,
+/// [`Fallback::Budget`]).
+pub async fn explain_by(
+    case_id: &str,
+    facts: &Facts,
+    llm: Option<&LlmClient>,
+    deadline: Option<Instant>,
+) -> Explanation {
     let language = facts.language();
     let (fallback, rejected) = match llm {
         None => (Fallback::NoLlm, None),
-        Some(llm) => match llm.complete(&::explain::prompt(facts)).await {
+        Some(llm) => match llm.complete_by(&::explain::prompt(facts), deadline).await {
             Ok(answer) => {
                 let report = check(case_id, facts, &answer);
                 let unsourced_numbers = ::explain::unsourced_numbers(facts, &answer);
@@ -239,6 +263,22 @@ pub async fn explain(case_id: &str, facts: &Facts, llm: Option<&LlmClient>) -> E
                         answer,
                         failed_rules,
                         unsourced_numbers,
+                    }),
+                )
+            }
+            Err(LlmError::Cut(answer)) => {
+                tracing::info!(
+                    case = case_id,
+                    "LLM answer cut at max_tokens; serving the template"
+                );
+                // Refused before Oracle-A: a cut sentence can pass it while saying less than
+                // it seems to. Kept as the rejection (with no rule failed) for the record.
+                (
+                    Fallback::Cut,
+                    Some(Rejection {
+                        answer,
+                        failed_rules: Vec::new(),
+                        unsourced_numbers: Vec::new(),
                     }),
                 )
             }

@@ -3,7 +3,9 @@
 //! at most 200 tokens, and the API key as a bearer token when one is configured.
 //!
 //! - Each request has a timeout (`--llm-timeout-ms`), taken after a slot of the concurrency limit
-//!   (`--llm-concurrency`, a semaphore) is held, so waiting for a slot is not timed out.
+//!   (`--llm-concurrency`, a semaphore) is held, so waiting for a slot is not timed out; a
+//!   caller's deadline ([`LlmClient::complete_by`]: a micro-batch's `--llm-batch-budget-ms`)
+//!   ends the wait, and no request starts after it.
 //! - Transient failures (connection errors, 5xx, 429) are retried with the fleet's backoff
 //!   ([`fleet::retry::policy`]), at most [`LlmOptions::max_retries`] times, releasing the slot
 //!   while waiting. A timeout is not retried: it already spent the time budget.
@@ -26,7 +28,8 @@ use super::breaker::{Breaker, BreakerSettings, Permit};
 
 /// Sampling temperature of every request (issue: low, near-deterministic wording).
 pub const TEMPERATURE: f64 = 0.2;
-/// `max_tokens` of every request: enough for [`MAX_WORDS`](::explain::MAX_WORDS) words.
+/// `max_tokens` of every request: room for the [`KEY_FACTS`](::explain::KEY_FACTS) sentences the
+/// model is asked to repeat, in any script.
 pub const MAX_TOKENS: u32 = 200;
 
 #[derive(Debug, Clone, Copy)]
@@ -66,11 +69,15 @@ pub enum LlmError {
     },
     /// A 2xx answer that cannot be used (not a chat completion, no text).
     InvalidResponse(String),
-    /// A chat completion cut at `max_tokens`: the endpoint is well, the model said too much
-    /// (a small local model often does). Not counted against the endpoint by the breaker.
-    Cut,
+    /// A chat completion cut at `max_tokens` (its text so far, kept for the record, never
+    /// served): the endpoint is well, the model said too much (a small local model often does).
+    /// Not counted against the endpoint by the breaker.
+    Cut(String),
     /// The circuit breaker is open: no request was made.
     CircuitOpen,
+    /// The caller's deadline (a micro-batch's time for the model) passed before a request
+    /// could start: no request was made.
+    OverBudget,
 }
 
 impl LlmError {
@@ -89,8 +96,8 @@ impl LlmError {
     fn outcome(&self) -> &'static str {
         match self {
             LlmError::Timeout => "timeout",
-            LlmError::Http { .. } | LlmError::CircuitOpen => "http_error",
-            LlmError::InvalidResponse(_) | LlmError::Cut => "invalid_response",
+            LlmError::Http { .. } | LlmError::CircuitOpen | LlmError::OverBudget => "http_error",
+            LlmError::InvalidResponse(_) | LlmError::Cut(_) => "invalid_response",
         }
     }
 }
@@ -108,8 +115,11 @@ impl std::fmt::Display for LlmError {
                 message,
             } => write!(f, "the LLM endpoint could not be reached: {message}"),
             LlmError::InvalidResponse(why) => write!(f, "unusable LLM answer: {why}"),
-            LlmError::Cut => f.write_str("unusable LLM answer: the answer was cut at max_tokens"),
+            LlmError::Cut(_) => {
+                f.write_str("unusable LLM answer: the answer was cut at max_tokens")
+            }
             LlmError::CircuitOpen => f.write_str("the LLM circuit breaker is open"),
+            LlmError::OverBudget => f.write_str("the batch's time for the LLM is spent"),
         }
     }
 }
@@ -153,6 +163,20 @@ impl LlmClient {
 
     /// The model's answer to `messages`, trimmed; retried as the module says.
     pub async fn complete(&self, messages: &[ChatMessage]) -> Result<String, LlmError> {
+        self.complete_by(messages, None).await
+    }
+
+    /// [`complete`](Self::complete), but no request starts after `deadline`: a call still
+    /// waiting for a slot then, or made after it, is [`LlmError::OverBudget`] (a request
+    /// already started runs to its own timeout).
+    pub async fn complete_by(
+        &self,
+        messages: &[ChatMessage],
+        deadline: Option<Instant>,
+    ) -> Result<String, LlmError> {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(LlmError::OverBudget);
+        }
         let permit = self.breaker.permit();
         if permit == Permit::Refused {
             return Err(LlmError::CircuitOpen);
@@ -160,7 +184,7 @@ impl LlmClient {
         let policy = fleet::retry::policy()
             .with_min_delay(self.options.retry_min_delay)
             .with_max_times(self.options.max_retries);
-        let result = (|| self.attempt(messages))
+        let result = (|| self.attempt(messages, deadline))
             .retry(policy)
             .sleep(tokio::time::sleep)
             .when(LlmError::is_transient)
@@ -170,18 +194,30 @@ impl LlmClient {
             .await;
         // The breaker guards against an endpoint that is down or failing; a model that talks
         // past max_tokens answered, and must not shut the way for the next, shorter answer.
-        self.breaker
-            .record(permit, matches!(result, Ok(_) | Err(LlmError::Cut)));
+        // A call that never started says nothing of the endpoint.
+        if result == Err(LlmError::OverBudget) {
+            self.breaker.forgo(permit);
+        } else {
+            self.breaker
+                .record(permit, matches!(result, Ok(_) | Err(LlmError::Cut(_))));
+        }
         result
     }
 
     /// One request, timed and counted.
-    async fn attempt(&self, messages: &[ChatMessage]) -> Result<String, LlmError> {
-        let _slot = self
-            .slots
-            .acquire()
-            .await
-            .expect("the semaphore is never closed");
+    async fn attempt(
+        &self,
+        messages: &[ChatMessage],
+        deadline: Option<Instant>,
+    ) -> Result<String, LlmError> {
+        let slot = self.slots.acquire();
+        let _slot = match deadline {
+            None => slot.await,
+            Some(deadline) => tokio::time::timeout_at(deadline.into(), slot)
+                .await
+                .map_err(|_| LlmError::OverBudget)?,
+        }
+        .expect("the semaphore is never closed");
         let started = Instant::now();
         let result = tokio::time::timeout(self.options.timeout, self.request(messages))
             .await
@@ -255,14 +291,14 @@ pub fn parse_completion(body: &[u8]) -> Result<String, LlmError> {
         .into_iter()
         .next()
         .ok_or_else(|| LlmError::InvalidResponse("no choices".into()))?;
-    if choice.finish_reason.as_deref() == Some("length") {
-        return Err(LlmError::Cut);
-    }
     let text = choice
         .message
         .and_then(|m| m.content)
         .map(|t| t.trim().to_string())
         .unwrap_or_default();
+    if choice.finish_reason.as_deref() == Some("length") {
+        return Err(LlmError::Cut(text));
+    }
     if text.is_empty() {
         return Err(LlmError::InvalidResponse("no text in the answer".into()));
     }

@@ -58,6 +58,10 @@ pub struct Options {
     pub max_batch: usize,
     /// Longest wait to fill a micro-batch.
     pub max_wait: Duration,
+    /// How long one micro-batch's explanations may wait on the LLM: after it no request
+    /// starts, and the rest are templates (`budget`), so a slow model delays a batch by at most
+    /// this plus one request's timeout and never stalls the pool.
+    pub llm_batch_budget: Duration,
     /// How long an event may wait for the profile snapshot or rule it names to be committed
     /// (the evaluator publishes before it commits) before it is dead-lettered.
     pub missing_data_grace: Duration,
@@ -70,6 +74,7 @@ impl Default for Options {
             llm: LlmOptions::default(),
             max_batch: 64,
             max_wait: Duration::from_millis(20),
+            llm_batch_budget: Duration::from_secs(60),
             missing_data_grace: Duration::from_secs(10),
         }
     }
@@ -88,6 +93,8 @@ pub struct Pipeline {
     pub offsets: Arc<Mutex<Offsets>>,
     pub health: Arc<Health>,
     pub missing_data_grace: Duration,
+    /// [`Options::llm_batch_budget`].
+    pub llm_batch_budget: Duration,
 }
 
 /// The topics whose records the codec reads or writes.
@@ -159,6 +166,7 @@ pub async fn run(config: Config, shutdown: Shutdown, options: Options) -> anyhow
         offsets,
         health,
         missing_data_grace: options.missing_data_grace,
+        llm_batch_budget: options.llm_batch_budget,
     };
     let topic_refs: Vec<&str> = topics.iter().map(String::as_str).collect();
     register_counters(&topic_refs);

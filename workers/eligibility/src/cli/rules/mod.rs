@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use crate::rules::source::load;
 
+mod corpus;
 mod releases;
 mod simulate;
 
@@ -47,6 +48,12 @@ pub enum RulesCommand {
     /// Run the hand-written test citizens in CASES (a case file or a directory of them) against
     /// the rules in RULES; every failing case is listed, and the exit status is 1 if any fails.
     Cases { rules: PathBuf, cases: PathBuf },
+    /// Per state and union territory, and for the central schemes: schemes, versions, kinds of
+    /// benefit, the people served and the oldest check date (docs/corpus.md, "Coverage").
+    Coverage(corpus::CoverageArgs),
+    /// The corpus' bookkeeping: rule ids against versions, check dates against their age,
+    /// references without a date; exit 1 on any error (docs/corpus.md).
+    Audit(corpus::AuditArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -105,6 +112,8 @@ pub fn run(command: RulesCommand) -> Result<ExitCode> {
             })
         }
         RulesCommand::Simulate(args) => simulate::run(&catalogue, args),
+        RulesCommand::Coverage(args) => corpus::coverage(&catalogue, args),
+        RulesCommand::Audit(args) => corpus::audit(&catalogue, args),
         RulesCommand::Propose(args) => releases::propose(&catalogue, args),
         RulesCommand::Approve(args) => releases::decide(&catalogue, args, true),
         RulesCommand::Reject(args) => releases::decide(&catalogue, args, false),
