@@ -322,7 +322,8 @@ async fn a_faithful_answer_is_served_and_the_request_is_a_chat_completion() {
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "one request per language");
-    for (e, r) in out.iter().zip(&requests) {
+    let facts = derive_facts(catalogue(), rule(OAP_RULE), &p, &s, &EN_HI).unwrap();
+    for ((e, r), facts) in out.iter().zip(&requests).zip(&facts) {
         assert_eq!(e.generated_by, GeneratedBy::Llm, "{e:?}");
         assert_eq!(e.fallback_reason, None);
         assert_eq!(e.oracle_verdict, oracle::Verdict::Pass);
@@ -331,7 +332,7 @@ async fn a_faithful_answer_is_served_and_the_request_is_a_chat_completion() {
         // The wire format: model, sampling, the key, system + user messages of facts only.
         assert_eq!(r.body["model"], MODEL);
         assert_eq!(r.body["temperature"], 0.2);
-        assert_eq!(r.body["max_tokens"], 200);
+        assert_eq!(r.body["max_tokens"], explain::max_tokens(facts));
         assert_eq!(r.body["stream"], false);
         assert_eq!(
             r.authorization.as_deref(),
@@ -675,7 +676,7 @@ async fn answers_cut_at_max_tokens_are_refused_but_never_open_the_circuit() {
     let llm = server.client(quick());
     let calls = BreakerSettings::default().failures * 2 + 1;
     for _ in 0..calls {
-        let answer = llm.complete(&[]).await;
+        let answer = llm.complete(&[], 200, None).await;
         assert_eq!(
             answer,
             Err(LlmError::Cut("You are eligible because".into()))

@@ -7,10 +7,10 @@
 //! checked against *all* the facts ([`crate::oracle_case`], [`crate::unsourced_numbers`]).
 //!
 //! Why so few facts, and "word for word": the local model of docs/explainer-model.md, asked to
-//! restate every fact in under 120 words, ran past its token limit on 44 of 60 answers and had
-//! one accepted; given at most [`KEY_FACTS`] sentences to repeat it answers in a few seconds and
-//! is accepted far more often (the figures before and after are in that document). A larger
-//! model loses nothing: the template says the rest.
+//! restate every fact in under 120 words, ran past its 200-token limit on every one of 60
+//! answers; given at most [`KEY_FACTS`] sentences to repeat, and room for them in any script
+//! ([`max_tokens`]), it answers in seconds and is accepted more often (the figures before and
+//! after are in that document). A larger model loses nothing: the template says the rest.
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +78,14 @@ pub fn key_facts(facts: &Facts) -> Vec<&str> {
     }
     key.truncate(KEY_FACTS);
     key
+}
+
+/// The most tokens the answer may take: the key facts once, in any script (a byte-level
+/// tokenizer spends up to a token per UTF-8 byte, and a Tamil or Bengali letter is three bytes),
+/// and a little more. An answer cut there says more than it was asked to, and is refused.
+pub fn max_tokens(facts: &Facts) -> u32 {
+    let bytes: usize = key_facts(facts).iter().map(|f| f.len() + 2).sum();
+    u32::try_from((bytes + 64).clamp(128, 1024)).expect("at most 1024")
 }
 
 fn system(facts: &Facts) -> String {

@@ -35,6 +35,13 @@ fn the_prompt_is_the_task_then_the_facts_only() {
         assert_eq!(key[0], texts[0], "{language}: the verdict first");
         assert!(key.iter().all(|k| texts.iter().any(|t| t == k)));
         assert_eq!(messages[1].content, key.join("\n"));
+        // Room to repeat the key facts once, even at a token per byte, and not much more.
+        let budget = explain::max_tokens(&facts) as usize;
+        let bytes = messages[1].content.len();
+        assert!(
+            budget > bytes && budget <= (bytes + 128).max(128),
+            "{language}: {budget} for {bytes} bytes"
+        );
         for absent in ["{", "citizen-42", "Mysuru", "user_id"] {
             assert!(!messages[1].content.contains(absent), "{absent}");
         }

@@ -229,7 +229,14 @@ pub async fn explain_by(
     let language = facts.language();
     let (fallback, rejected) = match llm {
         None => (Fallback::NoLlm, None),
-        Some(llm) => match llm.complete_by(&::explain::prompt(facts), deadline).await {
+        Some(llm) => match llm
+            .complete(
+                &::explain::prompt(facts),
+                ::explain::max_tokens(facts),
+                deadline,
+            )
+            .await
+        {
             Ok(answer) => {
                 let report = check(case_id, facts, &answer);
                 let unsourced_numbers = ::explain::unsourced_numbers(facts, &answer);

@@ -1,10 +1,11 @@
 //! The OpenAI-compatible chat-completions client (NVIDIA NIM, vLLM, Ollama): `POST
 //! {ELIGIBILITY_LLM_BASE_URL}/chat/completions` with the model, the messages, temperature 0.2 and
-//! at most 200 tokens, and the API key as a bearer token when one is configured.
+//! the answer's token budget ([`explain::max_tokens`](::explain::max_tokens)), and the API key as
+//! a bearer token when one is configured.
 //!
 //! - Each request has a timeout (`--llm-timeout-ms`), taken after a slot of the concurrency limit
 //!   (`--llm-concurrency`, a semaphore) is held, so waiting for a slot is not timed out; a
-//!   caller's deadline ([`LlmClient::complete_by`]: a micro-batch's `--llm-batch-budget-ms`)
+//!   caller's deadline ([`LlmClient::complete`]: a micro-batch's `--llm-batch-budget-ms`)
 //!   ends the wait, and no request starts after it.
 //! - Transient failures (connection errors, 5xx, 429) are retried with the fleet's backoff
 //!   ([`fleet::retry::policy`]), at most [`LlmOptions::max_retries`] times, releasing the slot
@@ -28,9 +29,6 @@ use super::breaker::{Breaker, BreakerSettings, Permit};
 
 /// Sampling temperature of every request (issue: low, near-deterministic wording).
 pub const TEMPERATURE: f64 = 0.2;
-/// `max_tokens` of every request: room for the [`KEY_FACTS`](::explain::KEY_FACTS) sentences the
-/// model is asked to repeat, in any script.
-pub const MAX_TOKENS: u32 = 200;
 
 #[derive(Debug, Clone, Copy)]
 pub struct LlmOptions {
@@ -161,17 +159,14 @@ impl LlmClient {
         self.breaker.is_open()
     }
 
-    /// The model's answer to `messages`, trimmed; retried as the module says.
-    pub async fn complete(&self, messages: &[ChatMessage]) -> Result<String, LlmError> {
-        self.complete_by(messages, None).await
-    }
-
-    /// [`complete`](Self::complete), but no request starts after `deadline`: a call still
-    /// waiting for a slot then, or made after it, is [`LlmError::OverBudget`] (a request
-    /// already started runs to its own timeout).
-    pub async fn complete_by(
+    /// The model's answer to `messages` in at most `max_tokens`, trimmed; retried as the module
+    /// says. No request starts after `deadline`: a call still waiting for a slot then, or made
+    /// after it, is [`LlmError::OverBudget`] (a request already started runs to its own
+    /// timeout).
+    pub async fn complete(
         &self,
         messages: &[ChatMessage],
+        max_tokens: u32,
         deadline: Option<Instant>,
     ) -> Result<String, LlmError> {
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -184,7 +179,7 @@ impl LlmClient {
         let policy = fleet::retry::policy()
             .with_min_delay(self.options.retry_min_delay)
             .with_max_times(self.options.max_retries);
-        let result = (|| self.attempt(messages, deadline))
+        let result = (|| self.attempt(messages, max_tokens, deadline))
             .retry(policy)
             .sleep(tokio::time::sleep)
             .when(LlmError::is_transient)
@@ -208,6 +203,7 @@ impl LlmClient {
     async fn attempt(
         &self,
         messages: &[ChatMessage],
+        max_tokens: u32,
         deadline: Option<Instant>,
     ) -> Result<String, LlmError> {
         let slot = self.slots.acquire();
@@ -219,7 +215,7 @@ impl LlmClient {
         }
         .expect("the semaphore is never closed");
         let started = Instant::now();
-        let result = tokio::time::timeout(self.options.timeout, self.request(messages))
+        let result = tokio::time::timeout(self.options.timeout, self.request(messages, max_tokens))
             .await
             .unwrap_or(Err(LlmError::Timeout));
         let outcome = match &result {
@@ -234,12 +230,12 @@ impl LlmClient {
         result
     }
 
-    async fn request(&self, messages: &[ChatMessage]) -> Result<String, LlmError> {
+    async fn request(&self, messages: &[ChatMessage], max_tokens: u32) -> Result<String, LlmError> {
         let body = serde_json::json!({
             "model": self.model,
             "messages": messages,
             "temperature": TEMPERATURE,
-            "max_tokens": MAX_TOKENS,
+            "max_tokens": max_tokens,
             "stream": false,
         });
         let mut request = self.http.post(&self.url).json(&body);
