@@ -41,7 +41,9 @@ mod words;
 pub use facts::{Fact, FactKind, Facts, facts, facts_in};
 pub use language::{Digits, Language};
 pub use numbers::{unsourced_numbers, unsourced_numbers_in};
-pub use oracle_case::{CONTRADICTION_IDS, oracle_case, oracle_case_json};
+pub use oracle_case::{
+    ADDED_WORDS_MAX, CONTRADICTION_IDS, case_config, oracle_case, oracle_case_json,
+};
 pub use prompt::{ChatMessage, KEY_FACTS, Role, key_facts, max_tokens, prompt};
 pub use sanitize::sanitize_profile_text;
 pub use sheet::review_sheet;

@@ -1,7 +1,8 @@
 //! The Oracle-A case that checks a candidate explanation against the facts.
 //!
 //! - `facts`: the fact sentences; a sentence of the candidate must be part of one or contain
-//!   one (RULE-PREC-001/004, UNSUPPORTED_MAX 0).
+//!   one (RULE-PREC-001/004, UNSUPPORTED_MAX 0), and say at most [`ADDED_WORDS_MAX`] words
+//!   beside the facts it contains (RULE-PREC-005).
 //! - `must_find`: the phrase of the facts' verdict ("You are not eligible for"): an
 //!   explanation states the verdict it explains (PREC-002).
 //! - `must_not_find`: the phrases of every other verdict and promises no evaluation makes
@@ -21,7 +22,7 @@
 //! oracle's offsets still point into the text as given.
 
 use engine::Verdict;
-use oracle::{Case, Evidence, Expected, RuleId};
+use oracle::{Case, CaseConfig, Evidence, Expected, RuleId};
 use serde_json::{Value as Json, json};
 
 use crate::facts::Facts;
@@ -39,6 +40,21 @@ pub const CONTRADICTION_IDS: [&str; 10] = [
     "present_absent",
     "enabled_disabled",
 ];
+
+/// The most words a sentence of an explanation may say beside the facts it is made of
+/// (RULE-PREC-005): room for "and", "so" or "also" between two facts, none for a clause of its
+/// own. Real answers that wrapped a fact in words of their own passed PREC-004
+/// (docs/explainer-model.md, "The labelled answers").
+pub const ADDED_WORDS_MAX: usize = 3;
+
+/// The `config` of every case the explainer checks: no unsourced sentence (PREC-001) and at most
+/// [`ADDED_WORDS_MAX`] added words in one (PREC-005).
+pub fn case_config() -> CaseConfig {
+    CaseConfig {
+        unsupported_max: Some(0),
+        added_words_max: Some(ADDED_WORDS_MAX),
+    }
+}
 
 const VERDICTS: [Verdict; 4] = [
     Verdict::Eligible,
@@ -68,7 +84,7 @@ pub fn oracle_case_json(id: &str, facts: &Facts, candidate: &str) -> Json {
             "must_not_find": must_not_find,
             "contradiction_ids": contradiction_ids,
         },
-        "config": {"UNSUPPORTED_MAX": 0},
+        "config": {"UNSUPPORTED_MAX": 0, "ADDED_WORDS_MAX": ADDED_WORDS_MAX},
     })
 }
 

@@ -61,7 +61,10 @@ fn the_case_has_the_test_set_shape() {
     let case = oracle_case_json("Q-explain-1", &facts, "You are not eligible for it.");
     assert_eq!(case["id"], "Q-explain-1");
     assert_eq!(case["facts"], json!(facts.texts()));
-    assert_eq!(case["config"], json!({"UNSUPPORTED_MAX": 0}));
+    assert_eq!(
+        case["config"],
+        json!({"UNSUPPORTED_MAX": 0, "ADDED_WORDS_MAX": explain::ADDED_WORDS_MAX})
+    );
     assert_eq!(
         case["expected"]["must_find"],
         json!(["You are not eligible for"])

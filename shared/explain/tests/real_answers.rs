@@ -33,8 +33,10 @@ fn labelled() -> Vec<Labelled> {
             let v: Json = serde_json::from_str(line)
                 .unwrap_or_else(|e| panic!("line {}: not JSON: {e}", i + 1));
             let id = v["id"].as_str().unwrap_or_default().to_string();
-            let case: Case = serde_json::from_value(v["case"].clone())
+            let mut case: Case = serde_json::from_value(v["case"].clone())
                 .unwrap_or_else(|e| panic!("{id}: not an Oracle-A case: {e}"));
+            // Judged by the explainer's check as it is now, whatever it was when captured.
+            case.config = explain::case_config();
             let faithful = v["label"]["faithful"]
                 .as_bool()
                 .unwrap_or_else(|| panic!("{id}: not labelled"));

@@ -49,6 +49,10 @@ pub struct Expected {
 pub struct CaseConfig {
     #[serde(rename = "UNSUPPORTED_MAX", default)]
     pub unsupported_max: Option<usize>,
+    /// RULE-PREC-005's limit; absent (here and in the [`OracleConfig`]): the rule is not
+    /// applied to the case.
+    #[serde(rename = "ADDED_WORDS_MAX", default)]
+    pub added_words_max: Option<usize>,
 }
 
 /// The oracle's own configuration, used where a case's `config` is silent.
@@ -56,12 +60,20 @@ pub struct CaseConfig {
 pub struct OracleConfig {
     /// CONFIG:UNSUPPORTED_MAX for RULE-PREC-001; 0 by default (strict mode).
     pub unsupported_max: usize,
+    /// CONFIG:ADDED_WORDS_MAX for RULE-PREC-005; none by default (the rule applies only to a
+    /// case that sets it, so cases written before it keep their verdicts).
+    pub added_words_max: Option<usize>,
 }
 
 impl Case {
     /// Parses one case from a JSON object.
     pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(json)
+    }
+
+    /// The ADDED_WORDS_MAX in force for this case, if any.
+    pub fn added_words_max(&self, oracle: &OracleConfig) -> Option<usize> {
+        self.config.added_words_max.or(oracle.added_words_max)
     }
 
     /// The UNSUPPORTED_MAX in force for this case.
@@ -84,7 +96,10 @@ mod tests {
         assert_eq!(case.expected_verdict, None);
         assert_eq!(case.expected_violations, None);
         assert_eq!(
-            case.unsupported_max(&OracleConfig { unsupported_max: 3 }),
+            case.unsupported_max(&OracleConfig {
+                unsupported_max: 3,
+                added_words_max: None
+            }),
             3
         );
     }
@@ -104,7 +119,10 @@ mod tests {
         assert_eq!(case.id, "Q-0001");
         assert_eq!(case.expected.contradiction_ids, ["true_false"]);
         assert_eq!(
-            case.unsupported_max(&OracleConfig { unsupported_max: 3 }),
+            case.unsupported_max(&OracleConfig {
+                unsupported_max: 3,
+                added_words_max: None
+            }),
             0
         );
         assert_eq!(case.expected_verdict, Some(Verdict::Pass));

@@ -1,6 +1,6 @@
 //! Oracle-A: a deterministic checker for LLM explanations.
 //!
-//! Implements the contract of docs/oracle.md (RULE-PREC-001..004 for Q-INV-01,
+//! Implements the contract of docs/oracle.md (RULE-PREC-001..005 for Q-INV-01,
 //! RULE-CONT-001..003 for Q-INV-03); the sections below fix every matching
 //! choice. Pure: no I/O, no clock, no randomness; the same case
 //! always gives the same report, byte for byte once serialised.
@@ -8,7 +8,7 @@
 //! # Public API
 //!
 //! - [`Case`] ([`Case::from_json`]) with [`Expected`] and [`CaseConfig`]; the
-//!   fallback configuration is [`OracleConfig`] (UNSUPPORTED_MAX 0).
+//!   fallback configuration is [`OracleConfig`] (UNSUPPORTED_MAX 0, no ADDED_WORDS_MAX).
 //! - [`check`]`(&Case) -> CaseReport` and [`check_with`]`(&Case, &OracleConfig)`.
 //! - [`CaseReport`] `{id, verdict, rules, errors}` made of [`RuleReport`]
 //!   `{rule_id, invariant, verdict, violations, evidence}`, [`Violation`],
@@ -47,6 +47,13 @@
 //!   PREC-004 (each factual claim must be derivable from a fact) has none
 //!   (docs/oracle.md). So UNSUPPORTED_MAX > 0 relaxes PREC-001 alone and a
 //!   case with any unsourced claim still FAILs overall, through PREC-004.
+//! - **RULE-PREC-005** (only where ADDED_WORDS_MAX is set, by the case's `config` or the
+//!   [`OracleConfig`]) FAILs iff a sentence adds more than ADDED_WORDS_MAX words to the facts:
+//!   a sentence inside a fact adds none; otherwise every occurrence of every fact it contains
+//!   is removed (longest first) and the remaining runs holding a letter or digit are counted.
+//!   PREC-004 sources a sentence that contains a fact whatever else it says; PREC-005 bounds
+//!   what else. Added in 2026-11 as a new id (published rules keep their meaning) after real
+//!   answers showed the hole (docs/oracle.md, "RULE-PREC-005").
 //! - **RULE-PREC-002/003**: each pattern is normalised and searched as a
 //!   substring of the normalised output; evidence gives the first occurrence.
 //!   A pattern that normalises to the empty string is a [`ConfigError`] (it
@@ -91,7 +98,12 @@ pub fn check(case: &Case) -> CaseReport {
 /// Checks one case; the case's `config` takes precedence over `oracle`.
 pub fn check_with(case: &Case, oracle: &OracleConfig) -> CaseReport {
     let mut errors = Vec::new();
-    let rules = rules::evaluate(case, case.unsupported_max(oracle), &mut errors);
+    let rules = rules::evaluate(
+        case,
+        case.unsupported_max(oracle),
+        case.added_words_max(oracle),
+        &mut errors,
+    );
     let verdict = if errors.is_empty() && rules.iter().all(|r| r.verdict == Verdict::Pass) {
         Verdict::Pass
     } else {

@@ -117,6 +117,15 @@ pub enum Evidence {
     },
     /// A contradiction id naming no predefined pair; not checked.
     UnknownContradictionId { contradiction_id: String },
+    /// PREC-005: the words of a sentence outside every fact it lies in or contains.
+    AddedWords {
+        index: usize,
+        offset: usize,
+        added: Vec<String>,
+        max: usize,
+    },
+    /// A rule whose limit the case and the oracle leave unset; not applied.
+    NotConfigured { key: &'static str },
 }
 
 /// The fact that sourced a sentence.

@@ -21,6 +21,8 @@ pub enum RuleId {
     Prec003,
     #[serde(rename = "RULE-PREC-004")]
     Prec004,
+    #[serde(rename = "RULE-PREC-005")]
+    Prec005,
     #[serde(rename = "RULE-CONT-001")]
     Cont001,
     #[serde(rename = "RULE-CONT-002")]
@@ -31,11 +33,12 @@ pub enum RuleId {
 
 impl RuleId {
     /// Every rule, in rule-index order.
-    pub const ALL: [RuleId; 7] = [
+    pub const ALL: [RuleId; 8] = [
         RuleId::Prec001,
         RuleId::Prec002,
         RuleId::Prec003,
         RuleId::Prec004,
+        RuleId::Prec005,
         RuleId::Cont001,
         RuleId::Cont002,
         RuleId::Cont003,
@@ -47,6 +50,7 @@ impl RuleId {
             RuleId::Prec002 => "RULE-PREC-002",
             RuleId::Prec003 => "RULE-PREC-003",
             RuleId::Prec004 => "RULE-PREC-004",
+            RuleId::Prec005 => "RULE-PREC-005",
             RuleId::Cont001 => "RULE-CONT-001",
             RuleId::Cont002 => "RULE-CONT-002",
             RuleId::Cont003 => "RULE-CONT-003",
@@ -56,7 +60,11 @@ impl RuleId {
     /// The invariant the rule enforces.
     pub fn invariant(self) -> &'static str {
         match self {
-            RuleId::Prec001 | RuleId::Prec002 | RuleId::Prec003 | RuleId::Prec004 => Q_INV_01,
+            RuleId::Prec001
+            | RuleId::Prec002
+            | RuleId::Prec003
+            | RuleId::Prec004
+            | RuleId::Prec005 => Q_INV_01,
             RuleId::Cont001 | RuleId::Cont002 | RuleId::Cont003 => Q_INV_03,
         }
     }

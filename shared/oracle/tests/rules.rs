@@ -40,7 +40,8 @@ fn every_rule_is_reported_in_index_order_with_its_invariant() {
     assert_eq!(
         invariants,
         [
-            "Q-INV-01", "Q-INV-01", "Q-INV-01", "Q-INV-01", "Q-INV-03", "Q-INV-03", "Q-INV-03"
+            "Q-INV-01", "Q-INV-01", "Q-INV-01", "Q-INV-01", "Q-INV-01", "Q-INV-03", "Q-INV-03",
+            "Q-INV-03"
         ]
     );
     assert_eq!(report.verdict, Verdict::Pass);
@@ -124,7 +125,10 @@ fn unsupported_max_relaxes_prec_001_only() {
 #[test]
 fn case_config_falls_back_to_the_oracle_config() {
     let mut c = case(&[], "One claim.");
-    let oracle = OracleConfig { unsupported_max: 1 };
+    let oracle = OracleConfig {
+        unsupported_max: 1,
+        added_words_max: None,
+    };
     assert_eq!(failed(&check_with(&c, &oracle)), [RuleId::Prec004]);
     c.config.unsupported_max = Some(0);
     assert_eq!(
@@ -360,7 +364,7 @@ fn report_json_has_a_stable_shape() {
         )
     };
     let expected = format!(
-        r#"{{"id":"t","verdict":"PASS","rules":[{},{},{},{},{},{},{}],"errors":[]}}"#,
+        r#"{{"id":"t","verdict":"PASS","rules":[{},{},{},{},{},{},{},{}],"errors":[]}}"#,
         pass(
             "RULE-PREC-001",
             "Q-INV-01",
@@ -373,9 +377,73 @@ fn report_json_has_a_stable_shape() {
         ),
         pass("RULE-PREC-003", "Q-INV-01", ""),
         pass("RULE-PREC-004", "Q-INV-01", sentence),
+        pass(
+            "RULE-PREC-005",
+            "Q-INV-01",
+            r#"{"step":"not_configured","key":"ADDED_WORDS_MAX"}"#
+        ),
         pass("RULE-CONT-001", "Q-INV-03", pair),
         pass("RULE-CONT-002", "Q-INV-03", pair),
         pass("RULE-CONT-003", "Q-INV-03", pair),
     );
     assert_eq!(json, expected);
+}
+
+#[test]
+fn added_words_bound_what_a_sentence_says_beside_its_facts() {
+    let facts = [
+        "you are eligible for the old age pension",
+        "the benefit amount is ₹1,200 a month",
+    ];
+    // One sentence (no full stop between them) that contains a fact and then goes on: PREC-004
+    // sources it; PREC-005 counts what it adds.
+    let output = "You are eligible for the old age pension, whose work by doing work is savings";
+    let mut c = case(&facts, output);
+    assert_eq!(
+        failed(&check(&c)),
+        [],
+        "not applied without ADDED_WORDS_MAX"
+    );
+    assert!(matches!(
+        rule(&check(&c), RuleId::Prec005).evidence[..],
+        [Evidence::NotConfigured {
+            key: "ADDED_WORDS_MAX"
+        }]
+    ));
+    c.config.added_words_max = Some(3);
+    let report = check(&c);
+    assert_eq!(failed(&report), [RuleId::Prec005]);
+    let prec_005 = rule(&report, RuleId::Prec005);
+    assert_eq!(prec_005.violations.len(), 1);
+    assert!(
+        prec_005.violations[0].message.contains("adds 7 word(s)"),
+        "{:?}",
+        prec_005.violations
+    );
+
+    // Facts said whole, joined by a few words, a fact's part, or on their own: within the limit.
+    for fine in [
+        "You are eligible for the old age pension, and the benefit amount is ₹1,200 a month.",
+        "The benefit amount is ₹1,200 a month. You are eligible for the old age pension.",
+        "Old age pension.",
+        "You are eligible for the old age pension\nthe benefit amount is ₹1,200 a month",
+    ] {
+        let mut c = case(&facts, fine);
+        c.config.added_words_max = Some(3);
+        assert_eq!(failed(&check(&c)), [], "{fine}");
+    }
+    // Two facts joined by a line with a garbled word: the garbled line is added words.
+    let mut c = case(
+        &facts,
+        "You are eligible for the old age pension tyatha three free refills\nthe benefit amount is ₹1,200 a month",
+    );
+    c.config.added_words_max = Some(3);
+    assert_eq!(failed(&check(&c)), [RuleId::Prec005]);
+    // The oracle's own config sets it where the case does not.
+    let c = case(&facts, output);
+    let oracle = OracleConfig {
+        unsupported_max: 0,
+        added_words_max: Some(3),
+    };
+    assert_eq!(failed(&check_with(&c, &oracle)), [RuleId::Prec005]);
 }

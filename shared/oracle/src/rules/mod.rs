@@ -1,4 +1,4 @@
-//! The seven published rules, evaluated in rule-index order.
+//! The eight published rules, evaluated in rule-index order.
 
 mod contradiction;
 mod patterns;
@@ -13,6 +13,7 @@ use crate::rule_id::RuleId;
 pub(crate) fn evaluate(
     case: &Case,
     unsupported_max: usize,
+    added_words_max: Option<usize>,
     errors: &mut Vec<ConfigError>,
 ) -> Vec<RuleReport> {
     // Normalised once per case and shared by every rule.
@@ -26,6 +27,7 @@ pub(crate) fn evaluate(
         must_find,
         must_not_find,
         sourcing::fact_sourcing(&sentences),
+        sourcing::added_words(&sentences, &case.facts, added_words_max),
         contradiction::report(RuleId::Cont001, &pairs),
         contradiction::report(RuleId::Cont002, &pairs),
         contradiction::report(RuleId::Cont003, &pairs),

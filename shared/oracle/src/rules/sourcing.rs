@@ -1,5 +1,5 @@
-//! RULE-PREC-001 (count threshold) and RULE-PREC-004 (fact sourcing), which
-//! share one sourcing pass over the sentences.
+//! RULE-PREC-001 (count threshold), RULE-PREC-004 (fact sourcing) and RULE-PREC-005 (no words
+//! beside the facts), which share one sourcing pass over the sentences.
 
 use crate::normalise::{Normalised, normalise};
 use crate::report::{Evidence, MatchDirection, RuleReport, Source, Violation};
@@ -96,4 +96,70 @@ pub(super) fn fact_sourcing(sentences: &[SourcedSentence]) -> RuleReport {
         })
         .collect();
     RuleReport::new(RuleId::Prec004, violations, sentence_evidence(sentences))
+}
+
+/// RULE-PREC-005: a sentence may add at most `max` words to the facts it is made of. A sentence
+/// inside a fact adds none; otherwise every occurrence of every fact it contains is taken out
+/// (longest first) and the words left (runs with a letter or digit) are what it adds: "you are
+/// eligible for x, whose work…" contains the verdict fact and adds "whose work…". PREC-004
+/// sources a sentence that contains a fact whatever surrounds it; this rule bounds the
+/// surroundings. One violation per sentence over the limit; not applied when `max` is `None`.
+pub(super) fn added_words(
+    sentences: &[SourcedSentence],
+    facts: &[String],
+    max: Option<usize>,
+) -> RuleReport {
+    let Some(max) = max else {
+        return RuleReport::new(
+            RuleId::Prec005,
+            Vec::new(),
+            vec![Evidence::NotConfigured {
+                key: "ADDED_WORDS_MAX",
+            }],
+        );
+    };
+    let mut facts: Vec<String> = facts
+        .iter()
+        .map(|f| normalise(f))
+        .filter(|f| !f.is_empty())
+        .collect();
+    facts.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    let mut violations = Vec::new();
+    let mut evidence = Vec::new();
+    for (index, sentence) in sentences.iter().enumerate() {
+        let inside = sentence
+            .source
+            .as_ref()
+            .is_some_and(|s| s.direction == MatchDirection::FactContainsSentence);
+        let added: Vec<String> = if inside {
+            Vec::new()
+        } else {
+            let mut rest = sentence.text.clone();
+            for fact in &facts {
+                rest = rest.replace(fact.as_str(), " ");
+            }
+            rest.split_whitespace()
+                .filter(|w| w.chars().any(char::is_alphanumeric))
+                .map(str::to_owned)
+                .collect()
+        };
+        if added.len() > max {
+            violations.push(Violation {
+                invariant: Q_INV_01,
+                message: format!(
+                    "sentence {index} at byte {} adds {} word(s) to the facts (ADDED_WORDS_MAX {max}): {:?}",
+                    sentence.offset,
+                    added.len(),
+                    added.join(" ")
+                ),
+            });
+        }
+        evidence.push(Evidence::AddedWords {
+            index,
+            offset: sentence.offset,
+            added,
+            max,
+        });
+    }
+    RuleReport::new(RuleId::Prec005, violations, evidence)
 }
