@@ -131,7 +131,9 @@ pub fn audit(rules: &RuleSet, today: Date, max_check_age_days: i64) -> Vec<Findi
 
 /// Who a scheme is for, read from the conditions its eligibility requires (any branch of an
 /// OR; a NOT group is skipped). A scheme none of these name is for `everyone` in its state.
-const CATEGORIES: [(&str, fn(&str, &str, &Json) -> bool); 13] = [
+type Serves = fn(field: &str, operator: &str, value: &Json) -> bool;
+
+const CATEGORIES: [(&str, Serves); 13] = [
     ("older people", |f, op, v| {
         f == "identity.age" && matches!(op, "gte" | "gt") && v.as_f64().is_some_and(|a| a >= 50.0)
     }),
