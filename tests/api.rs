@@ -685,14 +685,14 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     .await;
 
     // M4: a caseworker loses a user the moment the user's stored state changes, though no
-    // verdict changes (Sikkim and Nagaland have no scheme of their own in the corpus: the same
-    // central verdicts) and the old state's caseworker's read is cached.
+    // verdict changes (Sikkim's one scheme is for mothers under 60, and Lakshadweep has none in
+    // the corpus: the same central verdicts) and the old state's caseworker's read is cached.
     let d = unique("sk-62");
     kafka
         .send_profile(&profile_json(&d, 62, true, "sikkim"), AS_OF)
         .await;
     let caseworker_sk = token(Role::Caseworker, "desk-sk", &["sikkim"]);
-    let caseworker_nl = token(Role::Caseworker, "desk-nl", &["nagaland"]);
+    let caseworker_ld = token(Role::Caseworker, "desk-ld", &["lakshadweep"]);
     let read_d = |tok: &str| {
         let path = format!("/api/v1/eligibility/{d}");
         let tok = tok.to_string();
@@ -706,7 +706,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     assert_eq!(read_d(&caseworker_sk).await, StatusCode::OK, "cached now");
     let before = stored(pool, &d).await;
     kafka
-        .send_profile(&profile_json(&d, 62, true, "nagaland"), AS_OF)
+        .send_profile(&profile_json(&d, 62, true, "lakshadweep"), AS_OF)
         .await;
     eventually(Duration::from_secs(60), "D's move stored", || async {
         let client = pool.get().await.unwrap();
@@ -717,7 +717,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
             )
             .await
             .unwrap();
-        (row.get::<_, Option<String>>(0).as_deref() == Some("nagaland")).then_some(())
+        (row.get::<_, Option<String>>(0).as_deref() == Some("lakshadweep")).then_some(())
     })
     .await;
     assert_eq!(
@@ -732,7 +732,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         || async { (read_d(&caseworker_sk).await == StatusCode::NOT_FOUND).then_some(()) },
     )
     .await;
-    assert_eq!(read_d(&caseworker_nl).await, StatusCode::OK);
+    assert_eq!(read_d(&caseworker_ld).await, StatusCode::OK);
 
     let (status, document) = api.get("/api/v1/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK);

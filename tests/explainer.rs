@@ -391,14 +391,15 @@ async fn a_faithful_answer_is_served_and_the_request_is_a_chat_completion() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hallucinated_amount_inside_a_sourced_sentence_is_refused() {
     metrics_text();
-    // The verdict fact plus an invented amount, in one sentence: Oracle-A sources it (it
-    // contains a fact), the number check does not.
+    // The verdict fact plus an invented amount in three words, in one sentence: Oracle-A sources
+    // it (it contains a fact, and adds no more than ADDED_WORDS_MAX words), the number check
+    // does not.
     let server = ScriptedLlm::start(|r| {
         let f = r.facts();
         Reply::Answer(if r.hindi() {
-            format!("{} और आपको हर महीने ₹5,000 मिलेंगे।", f[0])
+            format!("{} और ₹5,000 मासिक।", f[0])
         } else {
-            format!("{} and you will get ₹5,000 every month.", f[0])
+            format!("{} and ₹5,000 monthly.", f[0])
         })
     })
     .await;
@@ -462,9 +463,15 @@ async fn a_contradiction_is_refused() {
         "You are eligible for",
     );
     let rejected = first.rejected.as_ref().unwrap();
+    // The pair, and the clause around it: ten words beside the fact (RULE-PREC-005).
     assert_eq!(
         rejected.failed_rules,
-        ["RULE-CONT-001", "RULE-CONT-002", "RULE-CONT-003"]
+        [
+            "RULE-PREC-005",
+            "RULE-CONT-001",
+            "RULE-CONT-002",
+            "RULE-CONT-003"
+        ]
     );
     assert!(rejected.unsourced_numbers.is_empty());
 

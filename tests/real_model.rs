@@ -57,9 +57,10 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
         kafka.start_group_at(&database_url, group, &marks).await;
     }
     let evaluator = Worker::start(&stack, &database_url, &evaluator_group, &[]);
-    // A CPU model answers one request at a time, in 2–30 s: one in flight, 30 s at most; the
-    // batch budget long enough that every explanation is asked of the model (this test is
-    // about its answers; tests/explainer.rs holds the budget).
+    // A CPU model answers one request at a time, in 2–30 s: one in flight, 30 s at most. Small
+    // batches (8 events, 16 explanations: about 160 s here) within a 240 s budget, so every
+    // explanation is asked of the model (this test is about its answers; tests/explainer.rs
+    // holds the budget) and no batch outlasts the consumer's 300 s poll interval.
     let explainer = Worker::start_explainer(
         &stack,
         &database_url,
@@ -74,7 +75,9 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
             "--llm-concurrency",
             "1",
             "--llm-batch-budget-ms",
-            "3600000",
+            "240000",
+            "--max-batch",
+            "8",
         ],
     );
     evaluator.wait_ready(Duration::from_secs(60));

@@ -103,7 +103,8 @@ fn claiming_eligibility_when_not_eligible_fails() {
             RuleId::Prec001,
             RuleId::Prec002,
             RuleId::Prec003,
-            RuleId::Prec004
+            RuleId::Prec004,
+            RuleId::Prec005
         ]
     );
 
@@ -115,7 +116,8 @@ fn claiming_eligibility_when_not_eligible_fails() {
             RuleId::Prec001,
             RuleId::Prec002,
             RuleId::Prec003,
-            RuleId::Prec004
+            RuleId::Prec004,
+            RuleId::Prec005
         ]
     );
 }
@@ -125,7 +127,10 @@ fn a_hallucinated_amount_fails() {
     let facts = karnataka(68, false, Language::En);
     let candidate = format!("{} You will receive ₹5,000 a month.", template(&facts));
     let report = run(&facts, &candidate);
-    assert_eq!(failed(&report), [RuleId::Prec001, RuleId::Prec004]);
+    assert_eq!(
+        failed(&report),
+        [RuleId::Prec001, RuleId::Prec004, RuleId::Prec005]
+    );
     assert_eq!(unsourced_numbers(&facts, &candidate), ["5,000"]);
 }
 
@@ -134,7 +139,10 @@ fn a_hindi_sentence_ending_in_a_danda_is_checked_on_its_own() {
     let facts = karnataka(68, false, Language::Hi);
     let candidate = "आप कर्नाटक वृद्धावस्था पेंशन के लिए पात्र हैं। आपको हर महीने ₹5,000 मिलेंगे।";
     let report = run(&facts, candidate);
-    assert_eq!(failed(&report), [RuleId::Prec001, RuleId::Prec004]);
+    assert_eq!(
+        failed(&report),
+        [RuleId::Prec001, RuleId::Prec004, RuleId::Prec005]
+    );
     // The danda became ". " of the same byte length: offsets point into the text as given.
     let unsourced = report.rules[3]
         .evidence
@@ -153,12 +161,16 @@ fn a_hindi_sentence_ending_in_a_danda_is_checked_on_its_own() {
 
 #[test]
 fn oracle_sourcing_lets_an_amount_inside_a_sourced_sentence_through() {
-    // A sentence that contains a whole fact is sourced (RULE-PREC-004), whatever it adds; the
-    // worker's number check catches what the oracle cannot.
+    // A sentence that contains a whole fact is sourced (RULE-PREC-004); RULE-PREC-005 bounds
+    // what it adds to three words, and an amount fits in three: the worker's number check
+    // catches what the oracle cannot.
     let facts = karnataka(68, false, Language::En);
-    let candidate = "You are eligible for Karnataka Old Age Pension and will get ₹5,000 a month.";
+    let candidate = "You are eligible for Karnataka Old Age Pension and ₹5,000 monthly.";
     assert_eq!(run(&facts, candidate).verdict, oracle::Verdict::Pass);
     assert_eq!(unsourced_numbers(&facts, candidate), ["5,000"]);
+    // A clause of its own is more than three words.
+    let candidate = "You are eligible for Karnataka Old Age Pension and will get ₹5,000 a month.";
+    assert_eq!(failed(&run(&facts, candidate)), [RuleId::Prec005]);
 }
 
 #[test]
