@@ -13,6 +13,7 @@ use crate::error::EngineError;
 use crate::eval::evaluate;
 use crate::outcome::Verdict;
 use crate::profile::Profile;
+use crate::rule::Rule;
 use crate::ruleset::{RuleSet, collect_yaml};
 
 /// One file of cases: all about one scheme.
@@ -96,6 +97,29 @@ impl CaseFile {
             .collect()
     }
 
+    /// What `case` is evaluated on: its profile as of `as_of`, and the version of the file's
+    /// scheme in effect that day (`None` when no version applies). Err: a profile that does not
+    /// validate, or a scheme id no rule has.
+    pub fn setting<'r>(
+        &self,
+        catalogue: &Catalogue,
+        rules: &'r RuleSet,
+        case: &Case,
+        as_of: Date,
+    ) -> Result<(Profile, Option<&'r Rule>), String> {
+        let profile = Profile::from_json(catalogue, &case.profile, &case.name)
+            .map_err(|report| format!("invalid profile: {report}"))?
+            .into_on(as_of);
+        if !rules.rules.iter().any(|r| r.scheme_id == self.scheme_id) {
+            return Err(format!("no rule has scheme id {:?}", self.scheme_id));
+        }
+        let rule = rules
+            .in_effect(as_of)
+            .into_iter()
+            .find(|r| r.scheme_id == self.scheme_id);
+        Ok((profile, rule))
+    }
+
     fn run_one(
         &self,
         catalogue: &Catalogue,
@@ -109,16 +133,7 @@ impl CaseFile {
         if case.follows_from.trim().is_empty() {
             return Err("follows_from is empty: name the official sentence".into());
         }
-        let profile = Profile::from_json(catalogue, &case.profile, &case.name)
-            .map_err(|report| format!("invalid profile: {report}"))?
-            .into_on(as_of);
-        if !rules.rules.iter().any(|r| r.scheme_id == self.scheme_id) {
-            return Err(format!("no rule has scheme id {:?}", self.scheme_id));
-        }
-        let rule = rules
-            .in_effect(as_of)
-            .into_iter()
-            .find(|r| r.scheme_id == self.scheme_id);
+        let (profile, rule) = self.setting(catalogue, rules, case, as_of)?;
         let evaluation = rule.and_then(|rule| evaluate(catalogue, rule, &profile, as_of).ok());
         let mut differences = Vec::new();
         let verdict = evaluation

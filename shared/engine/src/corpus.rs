@@ -251,7 +251,7 @@ pub struct StateCoverage {
 }
 
 /// The coverage of `rules`: the central schemes, then every state and union territory of the
-/// catalogue in its order, each with its counts (zero where it has none).
+/// catalogue in alphabetical order, each with its counts (zero where it has none).
 pub fn coverage(catalogue: &Catalogue, rules: &RuleSet) -> Vec<StateCoverage> {
     let states = catalogue
         .id("demographics.state")
@@ -277,7 +277,6 @@ pub fn coverage(catalogue: &Catalogue, rules: &RuleSet) -> Vec<StateCoverage> {
             continue;
         };
         schemes.insert(rule.scheme_id.as_str());
-        row.schemes = schemes.len();
         row.versions += 1;
         if let Some(benefit) = &rule.benefit {
             row.kinds.insert(benefit.kind.name());
@@ -295,7 +294,13 @@ pub fn coverage(catalogue: &Catalogue, rules: &RuleSet) -> Vec<StateCoverage> {
             (a, b) => a.or(b),
         };
     }
-    let mut out: Vec<StateCoverage> = rows.into_values().map(|(_, row)| row).collect();
+    let mut out: Vec<StateCoverage> = rows
+        .into_values()
+        .map(|(schemes, row)| StateCoverage {
+            schemes: schemes.len(),
+            ..row
+        })
+        .collect();
     out.sort_by_key(|row| (row.state != "central", row.state.clone()));
     out
 }

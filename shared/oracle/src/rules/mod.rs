@@ -18,7 +18,8 @@ pub(crate) fn evaluate(
 ) -> Vec<RuleReport> {
     // Normalised once per case and shared by every rule.
     let output = Normalised::new(&case.candidate_output);
-    let sentences = sourcing::source_sentences(&output, &case.facts);
+    let facts = sourcing::normalised_facts(&case.facts);
+    let sentences = sourcing::source_sentences(&output, &facts);
     let must_find = patterns::must_find(&output, &case.expected.must_find, errors);
     let must_not_find = patterns::must_not_find(&output, &case.expected.must_not_find, errors);
     let pairs = contradiction::scan(&output, &case.expected.contradiction_ids, errors);
@@ -27,7 +28,7 @@ pub(crate) fn evaluate(
         must_find,
         must_not_find,
         sourcing::fact_sourcing(&sentences),
-        sourcing::added_words(&sentences, &case.facts, added_words_max),
+        sourcing::added_words(&sentences, &facts, added_words_max),
         contradiction::report(RuleId::Cont001, &pairs),
         contradiction::report(RuleId::Cont002, &pairs),
         contradiction::report(RuleId::Cont003, &pairs),

@@ -13,11 +13,16 @@ pub(super) struct SourcedSentence {
     source: Option<Source>,
 }
 
-/// Splits the output into sentences and sources each against the facts: a
-/// sentence is sourced by the first non-empty normalised fact (in fact order)
-/// that contains it or that it contains.
+/// The facts as the sourcing rules compare them: normalised, in fact order (empty ones kept,
+/// so indexes stay those of the case).
+pub(super) fn normalised_facts(facts: &[String]) -> Vec<String> {
+    facts.iter().map(|f| normalise(f)).collect()
+}
+
+/// Splits the output into sentences and sources each against the [normalised
+/// facts](normalised_facts): a sentence is sourced by the first non-empty fact (in fact
+/// order) that contains it or that it contains.
 pub(super) fn source_sentences(output: &Normalised, facts: &[String]) -> Vec<SourcedSentence> {
-    let facts: Vec<String> = facts.iter().map(|f| normalise(f)).collect();
     sentences::split(output.as_str())
         .into_iter()
         .map(|span| {
@@ -106,7 +111,7 @@ pub(super) fn fact_sourcing(sentences: &[SourcedSentence]) -> RuleReport {
 /// surroundings. One violation per sentence over the limit; not applied when `max` is `None`.
 pub(super) fn added_words(
     sentences: &[SourcedSentence],
-    facts: &[String],
+    normalised_facts: &[String],
     max: Option<usize>,
 ) -> RuleReport {
     let Some(max) = max else {
@@ -118,9 +123,9 @@ pub(super) fn added_words(
             }],
         );
     };
-    let mut facts: Vec<String> = facts
+    let mut facts: Vec<&str> = normalised_facts
         .iter()
-        .map(|f| normalise(f))
+        .map(String::as_str)
         .filter(|f| !f.is_empty())
         .collect();
     facts.sort_by_key(|f| std::cmp::Reverse(f.len()));
@@ -136,7 +141,7 @@ pub(super) fn added_words(
         } else {
             let mut rest = sentence.text.clone();
             for fact in &facts {
-                rest = rest.replace(fact.as_str(), " ");
+                rest = rest.replace(fact, " ");
             }
             rest.split_whitespace()
                 .filter(|w| w.chars().any(char::is_alphanumeric))

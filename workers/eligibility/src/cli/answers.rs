@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use engine::{Catalogue, Date, Profile, RuleSet, Verdict};
+use engine::{Catalogue, Date, RuleSet, Verdict};
 use explain::Language;
 use fleet::config::LlmConfig;
 use serde_json::json;
@@ -189,15 +189,7 @@ fn subjects(catalogue: &Catalogue, rules: &RuleSet, args: &CaptureArgs) -> Resul
             let Some(as_of) = Date::parse(&case.as_of) else {
                 continue;
             };
-            let Ok(profile) = Profile::from_json(catalogue, &case.profile, &case.name) else {
-                continue;
-            };
-            let profile = profile.into_on(as_of);
-            let Some(rule) = rules
-                .in_effect(as_of)
-                .into_iter()
-                .find(|r| r.scheme_id == file.scheme_id)
-            else {
+            let Ok((profile, Some(rule))) = file.setting(catalogue, rules, case, as_of) else {
                 continue;
             };
             let Ok(evaluation) = engine::evaluate(catalogue, rule, &profile, as_of) else {
