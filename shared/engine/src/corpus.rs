@@ -18,6 +18,7 @@ use serde_json::Value as Json;
 
 use crate::catalogue::Catalogue;
 use crate::date::Date;
+use crate::rule::Rule;
 use crate::ruleset::RuleSet;
 
 /// How old a scheme's last check may be before the audit warns, by default (an error past
@@ -235,6 +236,25 @@ fn categories(document: &Json) -> BTreeSet<&'static str> {
     found
 }
 
+/// The names of the categories of people served, `everyone` last.
+pub fn category_names() -> Vec<&'static str> {
+    CATEGORIES
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(["everyone"])
+        .collect()
+}
+
+/// Who a rule is for: the categories its eligibility names (the module's list), or
+/// `everyone` where it names none.
+pub fn served(rule: &Rule) -> BTreeSet<&'static str> {
+    let mut found = categories(&rule.document);
+    if found.is_empty() {
+        found.insert("everyone");
+    }
+    found
+}
+
 /// One state's (or the central schemes') row of the coverage report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StateCoverage {
@@ -281,11 +301,7 @@ pub fn coverage(catalogue: &Catalogue, rules: &RuleSet) -> Vec<StateCoverage> {
         if let Some(benefit) = &rule.benefit {
             row.kinds.insert(benefit.kind.name());
         }
-        let served = categories(&rule.document);
-        if served.is_empty() {
-            row.categories.insert("everyone");
-        }
-        row.categories.extend(served);
+        row.categories.extend(served(rule));
         let checked = rule.document["source"]["retrieved"]
             .as_str()
             .and_then(Date::parse);

@@ -16,14 +16,15 @@ fn corpus() -> RuleSet {
 fn corpus_has_real_central_and_state_schemes_with_sources() {
     let rules = corpus();
     let schemes: BTreeSet<&str> = rules.rules.iter().map(|r| r.scheme_id.as_str()).collect();
-    assert!(schemes.len() >= 150, "{} schemes", schemes.len());
+    assert!(schemes.len() >= 210, "{} schemes", schemes.len());
     let states: BTreeSet<&str> = rules
         .rules
         .iter()
         .filter(|r| !r.is_central())
         .map(|r| r.state.as_str())
         .collect();
-    assert!(states.len() >= 34, "{} states: {states:?}", states.len());
+    // Every state and union territory of the catalogue has at least one scheme.
+    assert_eq!(states.len(), 36, "{} states: {states:?}", states.len());
     let central = rules.rules.iter().filter(|r| r.is_central()).count();
     assert!(central >= 45, "{central} central schemes");
     for rule in &rules.rules {

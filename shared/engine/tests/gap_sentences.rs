@@ -603,6 +603,13 @@ fn assert_names_the_bar(catalogue: &Catalogue, gap: &engine::gaps::Gap) {
         }
         FieldValue::Scalar(Scalar::Int(n)) => engine::format::IndianNumber(*n as f64).to_string(),
         FieldValue::Scalar(Scalar::Num(n)) => engine::format::IndianNumber(*n).to_string(),
+        // A coded value, in the catalogue's words for it.
+        FieldValue::Scalar(Scalar::Str(code)) => spec
+            .value_words
+            .get(code.as_str())
+            .cloned()
+            .unwrap_or_else(|| code.replace('_', " "))
+            .to_lowercase(),
         FieldValue::Scalar(other) => format!("{other:?}"),
     };
     assert!(

@@ -9,6 +9,7 @@ use engine::catalogue::{FieldSpec, FieldType};
 
 /// The field whose values are scheme ids: its words are the schemes' names.
 const ACTIVE_SCHEMES: &str = "eligibility.active_schemes";
+use engine::benefit::BenefitEstimate;
 use engine::eval::Evaluation;
 use engine::format::rupees;
 use engine::gaps::GapKind;
@@ -113,7 +114,12 @@ pub fn facts_in(
     push(
         FactKind::Verdict,
         words.verdict(
-            &scheme_name(catalogue, words, evaluation),
+            &scheme_name(
+                catalogue,
+                words,
+                evaluation.scheme_id,
+                evaluation.scheme_name,
+            ),
             evaluation.verdict,
             &words.date(evaluation.as_of),
         ),
@@ -192,38 +198,8 @@ pub fn facts_in(
             text,
         );
     }
-    if let Some(benefit) = &evaluation.benefit_estimate {
-        let amount = |json: &Option<Json>| json.as_ref().and_then(Json::as_f64).map(rupees);
-        // What the amount is decides the words: a cover or a loan limit is never "a year" or
-        // "once" of money paid (docs/rule-format.md, "Benefit kinds").
-        let amounts = match (
-            amount(&benefit.cover_inr),
-            amount(&benefit.loan_up_to_inr),
-            amount(&benefit.monthly_from_inr),
-        ) {
-            (Some(cover), _, _) => Some(words.benefit_cover(&cover)),
-            (_, Some(loan), _) => Some(words.benefit_loan(&loan)),
-            (_, _, Some(low)) => {
-                amount(&benefit.monthly_inr).map(|high| words.benefit_contribution(&low, &high))
-            }
-            _ => words.benefit_amounts(&Amounts {
-                monthly: amount(&benefit.monthly_inr),
-                annual: amount(&benefit.annual_inr),
-                one_time: amount(&benefit.one_time_inr),
-            }),
-        };
-        let benefit_facts = [
-            words.benefit_kind(
-                benefit.type_code.as_deref(),
-                benefit.disbursement.as_deref(),
-            ),
-            amounts,
-            benefit
-                .description
-                .as_deref()
-                .and_then(|d| words.benefit_description(d)),
-        ];
-        for text in benefit_facts.into_iter().flatten() {
+    if let Some(benefit) = evaluation.benefit_estimate {
+        for text in benefit_lines(words, benefit) {
             push(FactKind::Benefit, text);
         }
     }
@@ -237,7 +213,12 @@ pub fn facts_in(
 
 /// The scheme's name in the language: its words as a value of the schemes a citizen receives
 /// (every corpus scheme has them in every file), else the rule's `scheme_name`, never the id.
-fn scheme_name(catalogue: &Catalogue, words: &Words, evaluation: &Evaluation<'_>) -> String {
+pub(crate) fn scheme_name(
+    catalogue: &Catalogue,
+    words: &Words,
+    scheme_id: &str,
+    scheme_name: &str,
+) -> String {
     catalogue
         .id(ACTIVE_SCHEMES)
         .map(|id| catalogue.field(id))
@@ -245,13 +226,71 @@ fn scheme_name(catalogue: &Catalogue, words: &Words, evaluation: &Evaluation<'_>
             words
                 .values
                 .get(&spec.name)
-                .is_some_and(|names| names.contains_key(evaluation.scheme_id))
-                || spec.value_words.contains_key(evaluation.scheme_id)
+                .is_some_and(|names| names.contains_key(scheme_id))
+                || spec.value_words.contains_key(scheme_id)
         })
         .map_or_else(
-            || evaluation.scheme_name.to_string(),
-            |spec| words.value(spec, evaluation.scheme_id),
+            || scheme_name.to_string(),
+            |spec| words.value(spec, scheme_id),
         )
+}
+
+/// A benefit as sentences: its kind and payment, its amounts, its description where the
+/// language carries it.
+pub(crate) fn benefit_lines(words: &Words, benefit: &BenefitEstimate) -> Vec<String> {
+    [
+        words.benefit_kind(
+            benefit.type_code.as_deref(),
+            benefit.disbursement.as_deref(),
+        ),
+        benefit_amount(words, benefit),
+        benefit
+            .description
+            .as_deref()
+            .and_then(|d| words.benefit_description(d)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A benefit's amounts as one sentence, where it has any.
+pub(crate) fn benefit_amount(words: &Words, benefit: &BenefitEstimate) -> Option<String> {
+    let amount = |json: &Option<Json>| json.as_ref().and_then(Json::as_f64).map(rupees);
+    // What the amount is decides the words: a cover or a loan limit is never "a year" or
+    // "once" of money paid (docs/rule-format.md, "Benefit kinds").
+    match (
+        amount(&benefit.cover_inr),
+        amount(&benefit.loan_up_to_inr),
+        amount(&benefit.monthly_from_inr),
+    ) {
+        (Some(cover), _, _) => Some(words.benefit_cover(&cover)),
+        (_, Some(loan), _) => Some(words.benefit_loan(&loan)),
+        (_, _, Some(low)) => {
+            amount(&benefit.monthly_inr).map(|high| words.benefit_contribution(&low, &high))
+        }
+        _ => words.benefit_amounts(&amounts(benefit)),
+    }
+}
+
+/// A benefit's amounts as a phrase ("₹600 a month, ₹7,200 a year"), where it has any: a tier's
+/// amount beside its condition.
+pub(crate) fn benefit_amount_parts(words: &Words, benefit: &BenefitEstimate) -> Option<String> {
+    let parts = words.amount_parts(&amounts(benefit));
+    if parts.is_empty() {
+        benefit_amount(words, benefit)
+    } else {
+        Some(parts.join(&words.list_separator))
+    }
+}
+
+fn amounts(benefit: &BenefitEstimate) -> Amounts {
+    let amount = |json: &Option<Json>| json.as_ref().and_then(Json::as_f64).map(rupees);
+    Amounts {
+        monthly: amount(&benefit.monthly_inr),
+        annual: amount(&benefit.annual_inr),
+        one_time: amount(&benefit.one_time_inr),
+    }
 }
 
 /// The sentence of one gap: a fact (`headed`: under its kind's heading), and a next step where

@@ -118,6 +118,35 @@ impl Language {
         self.words().value(field, code)
     }
 
+    /// A word of the web pages by its key (`page` in the language file, docs/web.md).
+    pub fn page(self, key: &str) -> &str {
+        self.words().page_word(key)
+    }
+
+    /// A field's label in this language ("age", "आयु").
+    pub fn label(self, field: &FieldSpec) -> &str {
+        self.words()
+            .fields
+            .get(&field.name)
+            .map_or(field.human_name(), |entry| entry.label.as_str())
+    }
+
+    /// How a citizen is asked for `field` in this language (the catalogue's question in English).
+    pub fn question(self, field: &FieldSpec) -> Option<String> {
+        self.words().question(field)
+    }
+
+    /// Items all of which are meant, joined as the language lists them ("A, B and C").
+    pub fn and_list(self, items: &[String]) -> String {
+        let words = self.words();
+        words.list(items, &words.and_separator)
+    }
+
+    /// A yes/no answer in this language.
+    pub fn boolean(self, value: bool) -> &'static str {
+        self.words().boolean(value)
+    }
+
     /// A date in this language's words ("15 January 2025", "15 जनवरी 2025").
     pub fn date(self, date: engine::Date) -> String {
         self.words().date(date)
@@ -317,6 +346,46 @@ mod tests {
                         "{}: the verdict phrase {a:?} is part of {b:?}",
                         w.code
                     );
+                }
+            }
+            // The web pages' words: every English key, with its placeholders; a direction.
+            let en = Language::En.words();
+            assert_eq!(
+                w.page.keys().collect::<Vec<_>>(),
+                en.page.keys().collect::<Vec<_>>(),
+                "{}: the page words have the English keys",
+                w.code
+            );
+            for (key, english) in &en.page {
+                assert_eq!(
+                    placeholders(&w.page[key]),
+                    placeholders(english),
+                    "{}: page.{key} {:?} must keep the placeholders of {english:?}",
+                    w.code,
+                    w.page[key]
+                );
+            }
+            assert!(
+                ["ltr", "rtl"].contains(&w.page["direction"].as_str()),
+                "{}: page.direction",
+                w.code
+            );
+            if language != Language::En {
+                for (key, text) in w.page.iter().filter(|(k, _)| *k != "direction") {
+                    let mut bare = text.clone();
+                    for name in placeholders(text) {
+                        bare = bare.replace(&format!("{{{name}}}"), " ");
+                    }
+                    for word in bare
+                        .split(|c: char| !(c.is_ascii_alphabetic() || c == '-'))
+                        .filter(|word| word.chars().any(|c| c.is_ascii_alphabetic()))
+                    {
+                        assert!(
+                            w.latin_words.iter().any(|l| l == word),
+                            "{}: page.{key} {text:?} holds the Latin word {word:?}",
+                            w.code
+                        );
+                    }
                 }
             }
             assert!(!w.promises.is_empty(), "{}: no promises to forbid", w.code);

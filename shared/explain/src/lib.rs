@@ -22,6 +22,8 @@
 //!   "the sentence contains a fact" sourcing lets through.
 //! - [`sanitize_profile_text`]: profile strings made safe for an LLM prompt (docs/design.md, "Explanations").
 //! - [`prompt`]: the chat messages asking an LLM to repeat the [`key_facts`], and nothing else.
+//! - [`describe`] / [`changes`]: a rule's conditions, bars, benefit and documents as sentences,
+//!   and what changed between two of its versions (the web pages' scheme explorer).
 //! - [`review_sheet`]: one language's sentences rendered from corpus evaluations beside the
 //!   English, for a native reviewer (`docs/languages/<code>.md`).
 
@@ -31,6 +33,7 @@ mod numbers;
 mod oracle_case;
 mod phrasing;
 mod prompt;
+mod rule_text;
 mod sanitize;
 mod sheet;
 mod steps;
@@ -45,7 +48,9 @@ pub use oracle_case::{
     ADDED_WORDS_MAX, CONTRADICTION_IDS, case_config, oracle_case, oracle_case_json,
 };
 pub use prompt::{ChatMessage, KEY_FACTS, Role, key_facts, max_tokens, prompt};
+pub use rule_text::{Line, RuleText, changes, describe, documents};
 pub use sanitize::sanitize_profile_text;
 pub use sheet::review_sheet;
 pub use steps::{need_to_know, next_steps, summary};
 pub use template::template;
+pub use words::fill;

@@ -246,8 +246,19 @@ impl Words {
     }
 
     pub fn benefit_amounts(&self, a: &Amounts) -> Option<String> {
+        let parts = self.amount_parts(a);
+        (!parts.is_empty()).then(|| {
+            fill(
+                &self.benefit.amounts,
+                &[("amounts", &parts.join(&self.list_separator))],
+            )
+        })
+    }
+
+    /// Each amount with its period ("₹600 a month").
+    pub fn amount_parts(&self, a: &Amounts) -> Vec<String> {
         let b = &self.benefit;
-        let parts: Vec<String> = [
+        [
             (&a.monthly, &b.monthly),
             (&a.annual, &b.annual),
             (&a.one_time, &b.one_time),
@@ -258,13 +269,7 @@ impl Words {
                 .as_ref()
                 .map(|amount| fill(template, &[("amount", amount)]))
         })
-        .collect();
-        (!parts.is_empty()).then(|| {
-            fill(
-                &b.amounts,
-                &[("amounts", &parts.join(&self.list_separator))],
-            )
-        })
+        .collect()
     }
 
     /// The rule's free-text benefit description, where the language can carry it as written
@@ -436,7 +441,7 @@ impl Words {
     }
 }
 
-fn capitalised(sentence: &str) -> String {
+pub(crate) fn capitalised(sentence: &str) -> String {
     let mut chars = sentence.chars();
     chars.next().map_or_else(String::new, |first| {
         first.to_uppercase().chain(chars).collect()

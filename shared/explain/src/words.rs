@@ -73,6 +73,9 @@ pub(crate) struct Words {
     /// Benefit kinds and payment modes of the rules (`monthly_pension`).
     #[serde(default)]
     pub codes: BTreeMap<String, String>,
+    /// The web pages' own words (headings, buttons, filters), by key; English is the source
+    /// and every language has every key (docs/web.md).
+    pub page: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -239,6 +242,15 @@ pub(crate) struct FieldEntry {
 }
 
 impl Words {
+    /// A word of the web pages (`page` section); a key this file lacks is said in English
+    /// (the language tests hold every file to every English key).
+    pub fn page_word<'a>(&'a self, key: &'a str) -> &'a str {
+        self.page
+            .get(key)
+            .or_else(|| crate::Language::En.words().page.get(key))
+            .map_or(key, String::as_str)
+    }
+
     /// Joins the gaps of one branch of an OR, all of which it needs: the language's
     /// semicolon (that of `either_separator`) and its "and" ("; and: ").
     pub fn and_also(&self) -> String {
@@ -256,7 +268,7 @@ impl Words {
 
 /// `template` with each `{name}` of `values` replaced, in one pass: a value that itself holds
 /// braces (a scheme name, a profile string) is never read as a placeholder.
-pub(crate) fn fill(template: &str, values: &[(&str, &str)]) -> String {
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
     while let Some(open) = rest.find('{') {

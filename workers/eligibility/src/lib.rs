@@ -14,7 +14,8 @@
 //! - [`evaluator`]: the stream worker, which alone writes users; [`replay`]: its pipeline over a
 //!   range of an input topic (backfill).
 //! - [`explainer`]: the explanation worker.
-//! - [`api`]: the HTTP API.
+//! - [`screening`]: the adaptive screener's logic (answers to a profile, the next question).
+//! - [`api`]: the HTTP API, and the web pages it serves under `/` (explorer, screener).
 //! - [`cli`]: one file per subcommand — `evaluate`, `rules validate | conflicts | hash | cases |
 //!   simulate | propose | approve | reject | proposal`, `oracle`, `languages list | sheet`,
 //!   `schema profile`, `evaluator`, `explainer`, `migrate`, `topics create`,
@@ -32,5 +33,6 @@ pub mod evaluator;
 pub mod explainer;
 pub mod replay;
 pub mod rules;
+pub mod screening;
 pub mod spread;
 pub mod users;

@@ -9,6 +9,7 @@
 //! - [`service`]: what requests share, and their admission.
 //! - [`citizens`], [`rules`], [`proposals`]: the routes; [`jobs`]: population diffs run off the
 //!   request path; [`openapi`]: the routes' generated OpenAPI document.
+//! - [`web`]: the web pages under `/` (scheme explorer, adaptive screener; docs/web.md).
 
 pub mod auth;
 pub mod body;
@@ -21,6 +22,7 @@ pub mod problem;
 pub mod proposals;
 pub mod rules;
 pub mod service;
+pub mod web;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -113,7 +115,12 @@ pub async fn serve(
         // Both listeners at once (each future runs only when polled: one after the other would
         // open the admin port only once the main one closed).
         Some(addr) => {
-            let admin = router_of(service.clone(), routes().into_iter().filter(|r| r.admin)).route(
+            let admin = router_of(
+                service.clone(),
+                routes().into_iter().filter(|r| r.admin),
+                None,
+            )
+            .route(
                 "/api/v1/openapi.json",
                 get(|| async { axum::Json(openapi::document(true)) }),
             );
@@ -298,12 +305,14 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The API's router: every route (the admin ones too when `with_admin`) and the OpenAPI
-/// document, which lists no admin route (the admin listener serves the whole one).
+/// The API's router: every route (the admin ones too when `with_admin`), the web pages
+/// ([`web`]) and the OpenAPI document, which lists no admin route (the admin listener serves
+/// the whole one).
 pub fn router(service: Arc<Service>, with_admin: bool) -> Router {
     router_of(
         service,
         routes().into_iter().filter(|r| with_admin || !r.admin),
+        Some(web::routes()),
     )
     .route(
         "/api/v1/openapi.json",
@@ -311,8 +320,12 @@ pub fn router(service: Arc<Service>, with_admin: bool) -> Router {
     )
 }
 
-fn router_of(service: Arc<Service>, routes: impl Iterator<Item = Route>) -> Router {
-    let mut app: Router<Arc<Service>> = Router::new();
+fn router_of(
+    service: Arc<Service>,
+    routes: impl Iterator<Item = Route>,
+    pages: Option<Router<Arc<Service>>>,
+) -> Router {
+    let mut app: Router<Arc<Service>> = pages.unwrap_or_default();
     for route in routes {
         app = app.route(route.path, route.handler);
     }
@@ -348,10 +361,13 @@ async fn secure(request: Request, next: Next) -> Response {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
-    );
+    // A web page sets its own policy (its stylesheet, its forms); everything else loads nothing.
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+        );
+    }
     headers.insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),

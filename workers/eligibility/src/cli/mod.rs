@@ -22,6 +22,7 @@ mod replay;
 mod rules;
 mod schema;
 mod schema_registry;
+mod screener;
 pub mod setup;
 mod sweep;
 mod topics;
@@ -55,6 +56,9 @@ enum Command {
     /// Print a JSON Schema derived from the field catalogue.
     #[command(subcommand)]
     Schema(schema::SchemaCommand),
+    /// The web pages' adaptive screener, measured.
+    #[command(subcommand)]
+    Screener(screener::Command),
     /// Run an evaluator worker (Kafka in; PostgreSQL, Redis and events out).
     Evaluator(evaluator::EvaluatorArgs),
     /// Run an explainer worker (new and partial matches in; explanations out).
@@ -100,6 +104,7 @@ pub fn run() -> ExitCode {
         Command::Answers(command) => answers::run(command),
         Command::Languages(command) => languages::run(command),
         Command::Schema(command) => schema::run(command),
+        Command::Screener(command) => screener::run(command),
         Command::Evaluator(args) => evaluator::run(args),
         Command::Explainer(args) => explainer::run(args),
         Command::Migrate(args) => migrate::run(args),

@@ -1,0 +1,75 @@
+//! The web pages (docs/web.md), served by `eligibility api serve` under `/` beside the API:
+//! HTML rendered on the server, every word from the language files, nothing loaded from another
+//! host, no script needed.
+//!
+//! - [`lang`]: a page request, admitted against the client address's budget, in its language
+//!   (`?lang=`, else the browser's `Accept-Language`).
+//! - [`layout`]: the page shell (language switcher, navigation, right-to-left for Urdu), its
+//!   inline stylesheet and its one small script.
+//! - [`explorer`]: schemes by state, people served and kind of benefit; a scheme's conditions,
+//!   benefit, documents, sources and versions in words.
+//! - [`screener`]: the adaptive screener ([`crate::screening`]): a few facts, then only the
+//!   questions that can still change a verdict, then the results grouped.
+
+pub mod explorer;
+pub mod lang;
+pub mod layout;
+pub mod screener;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{HeaderValue, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+
+use crate::api::service::Service;
+
+/// The pages' content security policy: their inline stylesheet (by its hash: one round trip
+/// fewer before the first paint on a slow network), their own script, forms posted only here,
+/// never framed.
+pub fn content_security_policy() -> &'static str {
+    static POLICY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    POLICY.get_or_init(|| {
+        use base64::Engine;
+        use sha2::{Digest, Sha256};
+        let hash = base64::engine::general_purpose::STANDARD
+            .encode(Sha256::digest(layout::STYLESHEET.as_bytes()));
+        format!(
+            "default-src 'none'; style-src 'sha256-{hash}'; script-src 'self'; img-src 'self'; \
+             form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        )
+    })
+}
+
+/// The pages' routes (the API's router adds them on its main listener).
+pub fn routes() -> Router<Arc<Service>> {
+    Router::new()
+        .route("/", get(explorer::home))
+        .route("/schemes", get(explorer::list))
+        .route("/schemes/{scheme_id}", get(explorer::scheme))
+        .route("/check", get(screener::start).post(screener::step))
+        .route("/assets/page.js", get(script))
+}
+
+/// An HTML page with the pages' security policy.
+pub fn html(markup: maud::Markup) -> Response {
+    let mut response = Html(markup.into_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_str(content_security_policy()).expect("an ASCII policy"),
+    );
+    response
+}
+
+async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", layout::SCRIPT)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    let mut response = body.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
