@@ -159,17 +159,7 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         AS_OF,
     )
     .await;
-    for user in [&a, &b, &c] {
-        eventually(Duration::from_secs(60), "the verdicts stored", || async {
-            let client = pool.get().await.unwrap();
-            let rows = client
-                .query("SELECT 1 FROM user_verdicts WHERE user_id = $1", &[user])
-                .await
-                .unwrap();
-            (!rows.is_empty()).then_some(())
-        })
-        .await;
-    }
+    f.verdicts_stored(&[&a, &b, &c]).await;
 
     // Every request here comes from one address: budgets above the defaults.
     let limits = "read=6000/6000,check=60/60,evaluate=30/30,admin=60/60,public=600/600";

@@ -601,6 +601,21 @@ impl Fleet {
         }
     }
 
+    /// Waits until the evaluator has stored verdicts for each of `users`.
+    pub async fn verdicts_stored(&self, users: &[&str]) {
+        for user in users {
+            eventually(Duration::from_secs(60), "the verdicts stored", || async {
+                let client = self.pool.get().await.unwrap();
+                let rows = client
+                    .query("SELECT 1 FROM user_verdicts WHERE user_id = $1", &[user])
+                    .await
+                    .unwrap();
+                (!rows.is_empty()).then_some(())
+            })
+            .await;
+        }
+    }
+
     /// Sends each (user, age, state) as a BPL citizen's profile on `as_of`, on its partition.
     pub async fn send_citizens(&self, citizens: &[(&str, i64, &str)], as_of: &str) {
         for &(user, age, state) in citizens {

@@ -226,6 +226,26 @@ for (const lang of ["en", "hi", "ur"]) await screen(lang);
   await page.close();
 }
 
+// The caseworker desk's development sign-in (this server checks tokens with the development
+// secret): the form, signed in, a lookup that finds no one.
+{
+  const page = await newPage({ phone: false });
+  await page.goto(`${base}/desk?lang=en`, { waitUntil: "load" });
+  const at = new URL(page.url()).pathname;
+  await audit(page, "desk-sign-in");
+  await page.type("#subject", "desk-dev");
+  await page.type("#states", "karnataka, tamil_nadu");
+  await submit(page, 'form[action="/desk/sign-in"] button');
+  const signedInAs = await page.$eval("main .meta", (e) => e.textContent.trim());
+  const nobody = await page.goto(`${base}/desk/citizen?user_id=nobody&lang=en`, { waitUntil: "load" });
+  report.devDesk = {
+    at,
+    signedInAs,
+    nobody: { status: nobody.status(), alert: await page.$eval('p[role="alert"]', (e) => e.textContent) },
+  };
+  await page.close();
+}
+
 // The pages' own policy: loaded without bypassing it, no violation, the styles applied.
 {
   const page = await newPage({ bypassCsp: false });

@@ -111,14 +111,14 @@ pub struct EvaluationQueued {
 }
 
 /// What the store holds of a user the caller may see.
-struct Stored {
-    book: Arc<RuleBook>,
-    state: UserState,
+pub(in crate::api) struct Stored {
+    pub book: Arc<RuleBook>,
+    pub state: UserState,
 }
 
 /// Loads a user and checks the caller may see them: an unknown user and a forbidden one are
 /// the same 404, so user ids cannot be probed.
-async fn stored_user(
+pub(in crate::api) async fn stored_user(
     service: &Service,
     caller: &Caller,
     user_id: &str,
@@ -136,7 +136,7 @@ async fn stored_user(
     Ok(Stored { book, state })
 }
 
-fn results_of(user_id: &str, stored: &Stored) -> UserResults {
+pub(in crate::api) fn results_of(user_id: &str, stored: &Stored) -> UserResults {
     let profile = stored
         .state
         .profile
@@ -290,7 +290,7 @@ pub async fn partial_matches(
 }
 
 /// The rule version a stored verdict names: the one held, or (retired) from PostgreSQL.
-async fn rule_of<'a>(
+pub(in crate::api) async fn rule_of<'a>(
     service: &Service,
     book: &'a RuleBook,
     rule_id: &str,
@@ -320,7 +320,7 @@ async fn rule_of<'a>(
 }
 
 /// The full evaluation behind a stored verdict, re-derived and checked against it.
-fn rederive(
+pub(in crate::api) fn rederive(
     book: &RuleBook,
     rule: &Rule,
     profile: &Profile,
@@ -460,9 +460,20 @@ pub async fn evaluate(
     let caller = service
         .admit(Class::Evaluate, client.ip(), &headers)
         .await?;
-    let stored = stored_user(&service, &caller, &user_id, Caller::may_reevaluate).await?;
+    let queued = queue_evaluation(&service, &caller, &user_id).await?;
+    Ok((StatusCode::ACCEPTED, Json(queued)))
+}
+
+/// Asks the fleet to re-evaluate `user_id` for `caller` (who may): recorded with the
+/// requester, then published on `profile.assembled` (the API's route and the caseworker desk).
+pub(in crate::api) async fn queue_evaluation(
+    service: &Service,
+    caller: &Caller,
+    user_id: &str,
+) -> Result<EvaluationQueued, Problem> {
+    let stored = stored_user(service, caller, user_id, Caller::may_reevaluate).await?;
     let profile = stored.state.profile.as_ref().expect("checked");
-    let event_id = request_id(&user_id, &caller.subject);
+    let event_id = request_id(user_id, &caller.subject);
     // Recorded before it is published: no re-evaluation without its requester on record.
     let db = service.pool.get().await?;
     db.execute(
@@ -473,7 +484,7 @@ pub async fn evaluate(
     let topic = fleet::topics::PROFILE_ASSEMBLED;
     let record = fleet::events::ProfileUpdate {
         event_id: event_id.clone(),
-        user_id: user_id.clone(),
+        user_id: user_id.to_string(),
         profile: profile.json.to_string(),
         as_of: None,
     };
@@ -486,7 +497,7 @@ pub async fn evaluate(
         topic: topic.to_string(),
         key: user_id.as_bytes().to_vec(),
         partition: Some(
-            fleet::topics::partition_map().partition_for(profile.state.as_deref(), &user_id),
+            fleet::topics::partition_map().partition_for(profile.state.as_deref(), user_id),
         ),
         timestamp_ms: None,
         payload,
@@ -495,12 +506,11 @@ pub async fn evaluate(
     fleet::kafka::send_all(&service.producer, &[outgoing])
         .await
         .map_err(|e| Problem::from(anyhow::Error::from(e)))?;
-    let queued = EvaluationQueued {
+    Ok(EvaluationQueued {
         event_id,
         results: format!("/api/v1/eligibility/{user_id}"),
-        user_id,
-    };
-    Ok((StatusCode::ACCEPTED, Json(queued)))
+        user_id: user_id.to_string(),
+    })
 }
 
 /// A request id: unique per request, derived from who asked, for whom, and when.

@@ -56,6 +56,8 @@ pub struct ApiConfig {
     pub verifier: Verifier,
     /// Requests per minute per caller / per client address, by class of route.
     pub limits: LimitConfig,
+    /// How caseworkers sign in to the web desk.
+    pub desk: web::desk::sign_in::DeskConfig,
 }
 
 /// Serves the API until `shutdown` (docs/api.md): health and readiness on
@@ -81,6 +83,7 @@ pub async fn serve(
         &api.limits,
         api.admin_networks,
         api.trusted_proxies,
+        api.desk,
     )
     .await?;
     health.dependencies_answered();
@@ -368,10 +371,13 @@ async fn secure(request: Request, next: Next) -> Response {
             HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
         );
     }
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
+    // The web pages send no referrer to another site but keep their own `Origin` (docs/web.md).
+    if !headers.contains_key(header::REFERRER_POLICY) {
+        headers.insert(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        );
+    }
     response
 }
 

@@ -17,6 +17,7 @@ use super::auth::{Caller, Verifier};
 use super::client::{Networks, client_address};
 use super::limits::{Class, Key, LimitConfig, Limits};
 use super::problem::Problem;
+use super::web::desk::sign_in::DeskConfig;
 use crate::rules::book::RuleBook;
 use crate::rules::store as rules_store;
 
@@ -31,6 +32,8 @@ pub struct Service {
     pub admin_networks: Networks,
     /// Peers whose forwarded-client headers are believed (docs/api.md, "Client address").
     pub trusted_proxies: Networks,
+    /// How caseworkers sign in to the desk (docs/web.md).
+    pub desk: DeskConfig,
     /// The rules held, with their conflict report.
     held: RwLock<Held>,
 }
@@ -54,6 +57,7 @@ impl Service {
         limits: &LimitConfig,
         admin_networks: Networks,
         trusted_proxies: Networks,
+        desk: DeskConfig,
     ) -> anyhow::Result<Arc<Service>> {
         let held = load(&connections.pool).await?;
         Ok(Arc::new(Service {
@@ -65,6 +69,7 @@ impl Service {
             verifier,
             admin_networks,
             trusted_proxies,
+            desk,
             held: RwLock::new(held),
         }))
     }

@@ -14,6 +14,7 @@ use crate::api::ApiConfig;
 use crate::api::auth::{Claims, Role, Verifier, mint_hs256};
 use crate::api::client::Networks;
 use crate::api::limits::{DEFAULT_LIMITS, LimitConfig};
+use crate::api::web::desk::sign_in::{DeskConfig, Development, Oidc};
 
 #[derive(Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once at start
@@ -48,12 +49,85 @@ pub struct ServeArgs {
     pub api_trusted_proxies: Option<String>,
     #[command(flatten)]
     pub token: TokenKeyArgs,
+    #[command(flatten)]
+    pub desk: DeskArgs,
     /// Requests per minute per caller / per client address, by class of route.
     #[arg(long, env = "ELIGIBILITY_API_RATE_LIMITS", default_value = DEFAULT_LIMITS,
           help_heading = "API")]
     pub api_rate_limits: LimitConfig,
     #[command(flatten)]
     pub worker: WorkerArgs,
+}
+
+/// How caseworkers sign in to the web desk (docs/web.md, "The caseworker desk"): OpenID Connect
+/// when an issuer is set; else, with the HS256 development secret, a development form; else not
+/// at all.
+#[derive(ClapArgs)]
+pub struct DeskArgs {
+    /// The OpenID Connect issuer caseworkers sign in with (its discovery document is read at
+    /// each sign-in); its access tokens must pass the API's token checks (JWKS, issuer,
+    /// audience, role `caseworker` with `states`).
+    #[arg(long, env = "ELIGIBILITY_WEB_OIDC_ISSUER", help_heading = "Web desk")]
+    pub web_oidc_issuer: Option<String>,
+    /// The desk's client id at the issuer.
+    #[arg(
+        long,
+        env = "ELIGIBILITY_WEB_OIDC_CLIENT_ID",
+        default_value = "eligibility-desk",
+        help_heading = "Web desk"
+    )]
+    pub web_oidc_client_id: String,
+    /// The client secret, for a confidential client (secret); unset: a public client (PKCE).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_WEB_OIDC_CLIENT_SECRET",
+        hide_env_values = true,
+        help_heading = "Web desk"
+    )]
+    pub web_oidc_client_secret: Option<String>,
+    /// The redirect URL registered with the issuer: `https://<this host>/desk/callback`.
+    #[arg(
+        long,
+        env = "ELIGIBILITY_WEB_OIDC_REDIRECT_URL",
+        help_heading = "Web desk"
+    )]
+    pub web_oidc_redirect_url: Option<String>,
+    /// The scopes asked for.
+    #[arg(
+        long,
+        env = "ELIGIBILITY_WEB_OIDC_SCOPE",
+        default_value = "openid",
+        help_heading = "Web desk"
+    )]
+    pub web_oidc_scope: String,
+}
+
+impl DeskArgs {
+    fn config(&self, token: &TokenKeyArgs) -> Result<DeskConfig> {
+        let oidc = match (&self.web_oidc_issuer, &self.web_oidc_redirect_url) {
+            (Some(issuer), Some(redirect_url)) => Some(Oidc {
+                issuer: issuer.clone(),
+                client_id: self.web_oidc_client_id.clone(),
+                client_secret: self.web_oidc_client_secret.clone(),
+                redirect_url: redirect_url.clone(),
+                scope: self.web_oidc_scope.clone(),
+            }),
+            (Some(_), None) => anyhow::bail!(
+                "ELIGIBILITY_WEB_OIDC_ISSUER needs ELIGIBILITY_WEB_OIDC_REDIRECT_URL (https://<this host>/desk/callback)"
+            ),
+            (None, _) => None,
+        };
+        // The development form only where tokens are checked with the development secret.
+        let development = match (&oidc, &token.api_jwks_file, &token.api_jwt_secret) {
+            (None, None, Some(secret)) => Some(Development {
+                secret: secret.as_bytes().to_vec(),
+                issuer: token.api_jwt_issuer.clone(),
+                audience: token.api_jwt_audience.clone(),
+            }),
+            _ => None,
+        };
+        Ok(DeskConfig { oidc, development })
+    }
 }
 
 /// How tokens are checked.
@@ -198,6 +272,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("ELIGIBILITY_API_TRUSTED_PROXIES: {e}"))?,
         verifier: args.token.verifier()?,
         limits: args.api_rate_limits,
+        desk: args.desk.config(&args.token)?,
     };
     runtime()?.block_on(async {
         let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();

@@ -78,9 +78,9 @@ enum Command {
     /// Check recorded evaluations against their inputs.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
-    /// The HTTP API, and development tokens for it.
+    /// The HTTP API, and development tokens for it (boxed: its flags are many, and parsed once).
     #[command(subcommand)]
-    Api(api::ApiCommand),
+    Api(Box<api::ApiCommand>),
     /// README command 1's demo: example citizens sent to a running evaluator, a birthday and a
     /// lost BPL card, with the events each step published.
     Demo(demo::Args),
@@ -113,7 +113,7 @@ pub fn run() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::Audit(command) => audit::run(command),
-        Command::Api(command) => api::run(command),
+        Command::Api(command) => api::run(*command),
         Command::Demo(args) => demo::run(args),
     };
     match result {

@@ -10,7 +10,10 @@
 //!   benefit, documents, sources and versions in words.
 //! - [`screener`]: the adaptive screener ([`crate::screening`]): a few facts, then only the
 //!   questions that can still change a verdict, then the results grouped.
+//! - [`desk`]: the caseworker desk: signed in (OpenID Connect, or a development form), a
+//!   citizen's stored verdicts, gaps and audit history, a re-evaluation.
 
+pub mod desk;
 pub mod explorer;
 pub mod lang;
 pub mod layout;
@@ -50,6 +53,7 @@ pub fn routes() -> Router<Arc<Service>> {
         .route("/schemes/{scheme_id}", get(explorer::scheme))
         .route("/check", get(screener::start).post(screener::step))
         .route("/assets/page.js", get(script))
+        .merge(desk::routes())
 }
 
 /// An HTML page with the pages' security policy.
@@ -58,6 +62,13 @@ pub fn html(markup: maud::Markup) -> Response {
     response.headers_mut().insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_str(content_security_policy()).expect("an ASCII policy"),
+    );
+    // No referrer leaves for another site (an apply portal, a source); the pages' own forms
+    // carry their true `Origin` (with `no-referrer` a browser sends `Origin: null`), which the
+    // desk checks on every state-changing request.
+    response.headers_mut().insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
     );
     response
 }

@@ -1,0 +1,344 @@
+//! Signing in to the desk (docs/web.md, "The caseworker desk"): OpenID Connect's authorization
+//! code flow with PKCE (RFC 7636, S256) against the configured issuer, whose access token the
+//! API's own verifier must accept; or, on a development stack (an HS256 secret and no issuer),
+//! a form that mints a caseworker token as `eligibility api token` does.
+
+use std::time::Duration;
+
+use axum::Form;
+use axum::extract::Query;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::html;
+use serde::Deserialize;
+
+use super::session::{
+    SESSION, SIGN_IN, SIGN_IN_SECONDS, cookie, pkce_challenge, random, set_cookie,
+};
+use crate::api::auth::{Caller, Claims, Role, mint_hs256};
+use crate::api::web::html;
+use crate::api::web::lang::Visit;
+use crate::api::web::layout::{page, with_lang};
+
+/// How caseworkers sign in.
+#[derive(Debug, Clone, Default)]
+pub struct DeskConfig {
+    pub oidc: Option<Oidc>,
+    pub development: Option<Development>,
+}
+
+/// The OpenID Connect client of the desk.
+#[derive(Debug, Clone)]
+pub struct Oidc {
+    /// The issuer; its discovery document is `{issuer}/.well-known/openid-configuration`.
+    pub issuer: String,
+    pub client_id: String,
+    /// For a confidential client (sent in the token request); none for a public one (PKCE).
+    pub client_secret: Option<String>,
+    /// `https://<this host>/desk/callback`, as registered with the issuer.
+    pub redirect_url: String,
+    /// The scopes asked for (`openid` and whatever the issuer needs to give a token for this
+    /// API).
+    pub scope: String,
+}
+
+/// Tokens minted with the development secret (the local stack only).
+#[derive(Clone)]
+pub struct Development {
+    pub secret: Vec<u8>,
+    pub issuer: String,
+    pub audience: String,
+}
+
+impl std::fmt::Debug for Development {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Development { secret: <hidden> }")
+    }
+}
+
+/// How long a development sign-in lasts.
+const DEVELOPMENT_SESSION_SECONDS: u64 = 8 * 3600;
+/// The longest the desk waits for the issuer.
+const ISSUER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The issuer's endpoints (OpenID Connect Discovery 1.0).
+#[derive(Debug, Deserialize)]
+struct Discovery {
+    issuer: String,
+    authorization_endpoint: String,
+    token_endpoint: String,
+}
+
+/// The token endpoint's answer.
+#[derive(Debug, Deserialize)]
+struct Tokens {
+    access_token: String,
+    #[serde(default)]
+    expires_in: Option<u64>,
+}
+
+fn http() -> reqwest::Client {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            // Sign-ins are rare: no idle connection is kept, so none goes stale between a
+            // sign-in's discovery and its code exchange (an issuer may close idle ones in 5 s).
+            reqwest::Client::builder()
+                .timeout(ISSUER_TIMEOUT)
+                .pool_max_idle_per_host(0)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("an HTTP client")
+        })
+        .clone()
+}
+
+async fn discover(oidc: &Oidc) -> anyhow::Result<Discovery> {
+    let issuer = oidc.issuer.trim_end_matches('/');
+    let found: Discovery = http()
+        .get(format!("{issuer}/.well-known/openid-configuration"))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    anyhow::ensure!(
+        found.issuer.trim_end_matches('/') == issuer,
+        "the discovery document names issuer {:?}, not {issuer:?}",
+        found.issuer
+    );
+    Ok(found)
+}
+
+/// `GET /desk/sign-in`: to the issuer, or the development form.
+pub async fn start(Visit { service, lang }: Visit) -> Response {
+    let desk = &service.desk;
+    if let Some(oidc) = &desk.oidc {
+        let endpoints = match discover(oidc).await {
+            Ok(endpoints) => endpoints,
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "the desk's identity provider does not answer");
+                return message(lang, StatusCode::BAD_GATEWAY, "desk_issuer_down");
+            }
+        };
+        let (state, verifier) = (random(24), random(32));
+        let url = reqwest::Url::parse_with_params(
+            &endpoints.authorization_endpoint,
+            &[
+                ("response_type", "code"),
+                ("client_id", oidc.client_id.as_str()),
+                ("redirect_uri", oidc.redirect_url.as_str()),
+                ("scope", oidc.scope.as_str()),
+                ("state", state.as_str()),
+                ("code_challenge", pkce_challenge(&verifier).as_str()),
+                ("code_challenge_method", "S256"),
+                ("ui_locales", lang.code()),
+            ],
+        );
+        return match url {
+            Ok(url) => (
+                [set_cookie(
+                    SIGN_IN,
+                    &format!("{state}.{verifier}.{}", lang.code()),
+                    SIGN_IN_SECONDS,
+                )],
+                Redirect::to(url.as_str()),
+            )
+                .into_response(),
+            Err(_) => message(lang, StatusCode::BAD_GATEWAY, "desk_issuer_down"),
+        };
+    }
+    if desk.development.is_some() {
+        let nonce = random(24);
+        let w = |key| lang.page(key);
+        let body = html! {
+            p { (w("desk_dev_intro")) }
+            form method="post" action="/desk/sign-in" {
+                input type="hidden" name="lang" value=(lang.code());
+                input type="hidden" name="nonce" value=(nonce);
+                label for="subject" { (w("desk_dev_subject")) }
+                input id="subject" name="subject" type="text" required autocomplete="username";
+                label for="states" { (w("desk_dev_states")) }
+                input id="states" name="states" type="text" required;
+                div.actions { button type="submit" { (w("desk_sign_in")) } }
+            }
+        };
+        return (
+            [set_cookie(SIGN_IN, &nonce, SIGN_IN_SECONDS)],
+            html(page(lang, w("desk_sign_in"), "/desk/sign-in", body)),
+        )
+            .into_response();
+    }
+    message(lang, StatusCode::NOT_FOUND, "desk_sign_in_unavailable")
+}
+
+/// `POST /desk/sign-in`: the development form (its nonce also in the sign-in cookie: a page
+/// of another site cannot post it).
+pub async fn development(
+    Visit { service, lang }: Visit,
+    headers: HeaderMap,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Response {
+    let Some(development) = &service.desk.development else {
+        return message(lang, StatusCode::NOT_FOUND, "desk_sign_in_unavailable");
+    };
+    let field = |key: &str| {
+        form.iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.trim())
+            .unwrap_or_default()
+    };
+    let nonce = cookie(&headers, SIGN_IN).unwrap_or_default();
+    let states: Vec<String> = field("states")
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .take(40)
+        .collect();
+    let subject = field("subject");
+    if nonce.is_empty()
+        || field("nonce") != nonce
+        || subject.is_empty()
+        || states.is_empty()
+        || subject.len() > 128
+    {
+        return message(lang, StatusCode::FORBIDDEN, "desk_refused");
+    }
+    let now = now();
+    let claims = Claims {
+        sub: subject.to_string(),
+        role: Role::Caseworker,
+        states,
+        iss: development.issuer.clone(),
+        aud: development.audience.clone(),
+        exp: now + DEVELOPMENT_SESSION_SECONDS,
+        nbf: Some(now),
+    };
+    match mint_hs256(&development.secret, &claims) {
+        Ok(token) => signed_in(lang, &token, DEVELOPMENT_SESSION_SECONDS),
+        Err(_) => message(lang, StatusCode::INTERNAL_SERVER_ERROR, "desk_refused"),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Callback {
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    state: Option<String>,
+    /// The issuer of the answer (RFC 9207), where the issuer names it.
+    #[serde(default)]
+    iss: Option<String>,
+}
+
+/// `GET /desk/callback?code=&state=`: the issuer's answer: the state checked against the
+/// sign-in cookie, the code exchanged with the PKCE verifier, the access token checked by the
+/// API's verifier (a caseworker's, with its states).
+pub async fn callback(
+    Visit { service, lang }: Visit,
+    headers: HeaderMap,
+    Query(answer): Query<Callback>,
+) -> Response {
+    let Some(oidc) = &service.desk.oidc else {
+        return message(lang, StatusCode::NOT_FOUND, "desk_sign_in_unavailable");
+    };
+    let mut parts = cookie(&headers, SIGN_IN).unwrap_or_default().split('.');
+    let (state, verifier) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let lang = parts.next().and_then(|c| c.parse().ok()).unwrap_or(lang);
+    let (Some(code), Some(returned)) = (answer.code, answer.state) else {
+        return message(lang, StatusCode::FORBIDDEN, "desk_refused");
+    };
+    // The answer of another issuer (a mix-up attack, RFC 9207) is refused like a wrong state.
+    let other_issuer = answer
+        .iss
+        .as_deref()
+        .is_some_and(|iss| iss.trim_end_matches('/') != oidc.issuer.trim_end_matches('/'));
+    if state.is_empty() || returned != state || verifier.is_empty() || other_issuer {
+        return message(lang, StatusCode::FORBIDDEN, "desk_refused");
+    }
+    let exchanged = async {
+        let endpoints = discover(oidc).await?;
+        let mut form = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", oidc.redirect_url.as_str()),
+            ("client_id", oidc.client_id.as_str()),
+            ("code_verifier", verifier),
+        ];
+        if let Some(secret) = &oidc.client_secret {
+            form.push(("client_secret", secret.as_str()));
+        }
+        let tokens: Tokens = http()
+            .post(&endpoints.token_endpoint)
+            .form(&form)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        anyhow::Ok(tokens)
+    }
+    .await;
+    let tokens = match exchanged {
+        Ok(tokens) => tokens,
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), "the desk's code exchange failed");
+            return message(lang, StatusCode::BAD_GATEWAY, "desk_issuer_down");
+        }
+    };
+    match service.verifier.verify(&tokens.access_token) {
+        Ok(Caller {
+            role: Role::Caseworker,
+            ..
+        }) => signed_in(
+            lang,
+            &tokens.access_token,
+            tokens
+                .expires_in
+                .unwrap_or(600)
+                .min(DEVELOPMENT_SESSION_SECONDS),
+        ),
+        Ok(_) => message(lang, StatusCode::FORBIDDEN, "desk_not_caseworker"),
+        Err(reason) => {
+            tracing::info!(%reason, "the desk refused the issuer's token");
+            message(lang, StatusCode::FORBIDDEN, "desk_refused")
+        }
+    }
+}
+
+/// The session cookie set, the sign-in cookie cleared, on to the desk.
+fn signed_in(lang: explain::Language, token: &str, seconds: u64) -> Response {
+    let mut response = Redirect::to(&with_lang("/desk", lang)).into_response();
+    for (name, value) in [
+        set_cookie(SESSION, token, seconds),
+        set_cookie(SIGN_IN, "", 0),
+    ] {
+        response.headers_mut().append(name, value);
+    }
+    response
+}
+
+/// A page saying one thing (`key` of the page words), with `status`.
+pub fn message(lang: explain::Language, status: StatusCode, key: &str) -> Response {
+    let w = |key| lang.page(key);
+    let body = html! {
+        p role="alert" { (w(key)) }
+        p { a href=(with_lang("/desk", lang)) { (w("desk_title")) } }
+    };
+    let mut response = html(page(lang, w("desk_title"), "/desk", body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    response
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
