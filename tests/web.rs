@@ -167,6 +167,21 @@ async fn the_pages_work_in_a_real_browser_in_three_languages() {
     assert!(audits.len() >= 8, "every kind of page audited: {audits:?}");
     no_serious_violations(audits);
 
+    // Script off: the screener still asks, skips and answers (the print button, which needs
+    // script, stays hidden).
+    let no_script = &report["noScript"];
+    assert!(no_script["asked"].is_string(), "{no_script}");
+    assert_ne!(
+        no_script["next"], no_script["asked"],
+        "a skipped question is not asked again"
+    );
+    assert_eq!(
+        no_script["groups"],
+        serde_json::json!(["eligible", "could", "almost", "not"]),
+        "{no_script}"
+    );
+    assert_eq!(no_script["printHidden"], true);
+
     // The desk's development sign-in (this API checks tokens with the development secret).
     let dev = &report["devDesk"];
     assert_eq!(dev["at"], "/desk/sign-in", "{dev}");

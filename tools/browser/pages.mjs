@@ -226,6 +226,28 @@ for (const lang of ["en", "hi", "ur"]) await screen(lang);
   await page.close();
 }
 
+// Script off: the screener's core flow still works (first page, a question skipped, the results).
+{
+  const page = await newPage();
+  await page.setJavaScriptEnabled(false);
+  await page.goto(`${base}/check?lang=en`, { waitUntil: "load" });
+  await page.select("#demographics-state", "karnataka");
+  await page.type("#identity-age", "62");
+  await page.click('input[name="a.identity.gender"][value="male"]');
+  await submit(page, 'button[value="next"]');
+  const asked = await page.$eval('input[name="asked"]', (e) => e.value);
+  await submit(page, 'button[value="skip"]');
+  const next = await page.$eval('input[name="asked"]', (e) => e.value).catch(() => null);
+  await submit(page, 'button[value="results"]');
+  report.noScript = {
+    asked,
+    next,
+    groups: await page.$$eval("section.group", (s) => s.map((x) => x.className.replace("group ", ""))),
+    printHidden: await page.$eval("[data-print]", (b) => b.hidden),
+  };
+  await page.close();
+}
+
 // The caseworker desk's development sign-in (this server checks tokens with the development
 // secret): the form, signed in, a lookup that finds no one.
 {
