@@ -22,15 +22,16 @@ const FIRST_PAINT_MS_MAX: f64 = 1000.0;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_pages_work_in_a_real_browser_in_three_languages() {
-    // The evaluator seeds the fresh database with the bundled corpus; no profile is sent.
-    let f = Fleet::start("e2e_web", &[], &[]).await;
+    // The evaluator seeds the fresh database with the bundled corpus; no profile is sent, and
+    // its group starts at the inputs' ends (rule versions other tests publish are not read).
+    let f = Fleet::start("e2e_web", &fleet::topics::EVALUATOR_INPUTS, &[]).await;
     let port = free_port();
     let api = Worker::start_api(
         &f.stack,
         &f.database_url,
         port,
         "a-development-secret-of-32-bytes-or-more",
-        &[],
+        &[("ELIGIBILITY_WEB_DESK_DEVELOPMENT", "true")],
     );
     api.wait_ready(Duration::from_secs(60));
     let out = repo().join("target/web-test");

@@ -124,10 +124,16 @@ async function screen(lang) {
       return el ? (el.tagName === "SELECT" ? "select" : el.type) : "none";
     }, name);
     if (kind === "checkbox") {
+      let ticked = 0;
       for (const value of want ?? []) {
         const box = await page.$(`input[name="${name}"][value="${value}"]`);
-        if (box) await box.click();
+        if (box) {
+          await box.click();
+          ticked++;
+        }
       }
+      // Nothing of hers among the choices: "none of these" (nothing ticked is no answer).
+      if (ticked === 0) await page.click(`input[name="${name}"][value="-"]`);
     } else if (kind === "radio") {
       const value = want ?? (await page.$(`input[name="${name}"][value="false"]`) ? "false" : null);
       const radio = value

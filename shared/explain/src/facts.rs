@@ -161,42 +161,8 @@ pub fn facts_in(
             words.exclusion(&on.bar(trace.operator, trace.expected, actual)),
         );
     }
-    for (k, gap) in evaluation.gaps.iter().enumerate() {
-        let of = gap.gap_description;
-        let text = if of.is_alternative() {
-            // Conditions any one of which would do are one fact, joined as the steps join
-            // them (under the first one's heading): said one by one, each would read as a
-            // requirement.
-            let (before, after) = evaluation.gaps.split_at(k);
-            if before
-                .iter()
-                .any(|g| g.gap_description.same_alternatives(&of))
-            {
-                continue;
-            }
-            let items: Vec<_> = after
-                .iter()
-                .filter(|g| g.gap_description.same_alternatives(&of))
-                .enumerate()
-                .map(|(n, g)| (g.gap_description, (n == 0, g)))
-                .collect();
-            engine::gaps::alternatives(
-                &items,
-                &|&(first, g): &(bool, &engine::gaps::Gap)| {
-                    gap_sentence(catalogue, words, g, first)
-                },
-                &words.either_separator,
-                &words.and_also(),
-            )
-        } else {
-            gap_sentence(catalogue, words, gap, true)
-        };
-        push(
-            FactKind::Gap {
-                gap_kind: gap.gap_kind,
-            },
-            text,
-        );
+    for (gap_kind, text) in gap_texts(evaluation, catalogue, words, &|_| true) {
+        push(FactKind::Gap { gap_kind }, text);
     }
     if let Some(benefit) = evaluation.benefit_estimate {
         for text in benefit_lines(words, benefit) {
@@ -209,6 +175,98 @@ pub fn facts_in(
         verdict: evaluation.verdict,
         facts,
     }
+}
+
+/// The sentences of the gaps `chosen` keeps, in the evaluation's order: conditions any one of
+/// which would do are one sentence, joined as the steps join them (under the first one's
+/// heading; said one by one, each would read as a requirement), kept when every one of them is
+/// chosen.
+fn gap_texts(
+    evaluation: &Evaluation<'_>,
+    catalogue: &Catalogue,
+    words: &Words,
+    chosen: &dyn Fn(&engine::gaps::Gap) -> bool,
+) -> Vec<(GapKind, String)> {
+    let mut out = Vec::new();
+    for (k, gap) in evaluation.gaps.iter().enumerate() {
+        let of = gap.gap_description;
+        let text = if of.is_alternative() {
+            let (before, after) = evaluation.gaps.split_at(k);
+            if before
+                .iter()
+                .any(|g| g.gap_description.same_alternatives(&of))
+            {
+                continue;
+            }
+            let group: Vec<&engine::gaps::Gap> = after
+                .iter()
+                .filter(|g| g.gap_description.same_alternatives(&of))
+                .collect();
+            if !group.iter().all(|g| chosen(g)) {
+                continue;
+            }
+            let items: Vec<_> = group
+                .iter()
+                .enumerate()
+                .map(|(n, g)| (g.gap_description, (n == 0, *g)))
+                .collect();
+            engine::gaps::alternatives(
+                &items,
+                &|&(first, g): &(bool, &engine::gaps::Gap)| {
+                    gap_sentence(catalogue, words, g, first)
+                },
+                &words.either_separator,
+                &words.and_also(),
+            )
+        } else if chosen(gap) {
+            gap_sentence(catalogue, words, gap, true)
+        } else {
+            continue;
+        };
+        out.push((gap.gap_kind, text));
+    }
+    out
+}
+
+/// Why a scheme is not for the citizen, in `language`: the exclusions that bar them, else the
+/// gaps no answer, document or wait can close and that their known values decide (a condition
+/// on a value not given is no reason; alternatives are one reason, as the gaps say them).
+pub fn reasons(
+    evaluation: &Evaluation<'_>,
+    catalogue: &Catalogue,
+    language: Language,
+) -> Vec<String> {
+    let bars: Vec<String> = facts(evaluation, catalogue, language)
+        .facts
+        .into_iter()
+        .filter(|f| f.kind == FactKind::Exclusion)
+        .map(|f| f.text)
+        .collect();
+    if !bars.is_empty() {
+        return bars;
+    }
+    let words = language.words();
+    gap_texts(evaluation, catalogue, words, &|g| {
+        g.actual.is_some() && !g.closable_by.by_citizen()
+    })
+    .into_iter()
+    .map(|(_, text)| text)
+    .collect()
+}
+
+/// The benefit's amounts for this evaluation as one sentence, where the rule gives any.
+pub fn amount(evaluation: &Evaluation<'_>, language: Language) -> Option<String> {
+    benefit_amount(language.words(), evaluation.benefit_estimate?)
+}
+
+/// A scheme's name in `language` (its words in the language file), else `fallback`.
+pub fn scheme_name_in(
+    catalogue: &Catalogue,
+    language: Language,
+    scheme_id: &str,
+    fallback: &str,
+) -> String {
+    scheme_name(catalogue, language.words(), scheme_id, fallback)
 }
 
 /// The scheme's name in the language: its words as a value of the schemes a citizen receives

@@ -142,6 +142,11 @@ impl Language {
         words.list(items, &words.and_separator)
     }
 
+    /// The language's word for an empty list ("none").
+    pub fn none(self) -> &'static str {
+        &self.words().none
+    }
+
     /// A yes/no answer in this language.
     pub fn boolean(self, value: bool) -> &'static str {
         self.words().boolean(value)

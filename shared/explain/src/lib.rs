@@ -41,7 +41,7 @@ mod template;
 mod values;
 mod words;
 
-pub use facts::{Fact, FactKind, Facts, facts, facts_in};
+pub use facts::{Fact, FactKind, Facts, amount, facts, facts_in, reasons, scheme_name_in};
 pub use language::{Digits, Language};
 pub use numbers::{unsourced_numbers, unsourced_numbers_in};
 pub use oracle_case::{

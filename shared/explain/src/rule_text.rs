@@ -10,7 +10,7 @@ use engine::tree::{GroupOp, Leaf, Node};
 use engine::{Catalogue, Rule};
 use serde_json::Value as Json;
 
-use crate::facts::{FieldOf, benefit_amount_parts, benefit_lines, scheme_name};
+use crate::facts::{FieldOf, benefit_amount, benefit_amount_parts, benefit_lines, scheme_name};
 use crate::language::Language;
 use crate::phrasing::capitalised;
 use crate::words::{Words, fill};
@@ -43,6 +43,8 @@ pub struct RuleText {
     pub also: Vec<String>,
     /// The benefit: its kind and payment, amounts, description.
     pub benefit: Vec<String>,
+    /// The base amounts as one sentence, where the rule gives any.
+    pub amount: Option<String>,
     /// Amounts that depend on the profile: where each tier's condition holds, its amount.
     pub tiers: Vec<String>,
     /// The documents to keep ready, in the language's words.
@@ -81,6 +83,10 @@ pub fn describe(rule: &Rule, catalogue: &Catalogue, language: Language) -> RuleT
             .as_ref()
             .map(|estimates| benefit_lines(words, &estimates.base))
             .unwrap_or_default(),
+        amount: rule
+            .benefit_estimate
+            .as_ref()
+            .and_then(|estimates| benefit_amount(words, &estimates.base)),
         tiers,
         documents: documents(catalogue, language, &rule.documents_required),
     }
@@ -99,29 +105,35 @@ pub fn documents(catalogue: &Catalogue, language: Language, codes: &[String]) ->
 }
 
 /// What changed from `old` to `new` (two versions of one scheme), one sentence each: a
-/// requirement whose value moved, a condition added or dropped, the amount. Conditions are
-/// matched by field and operator, in order.
+/// requirement whose value moved, a condition added or dropped (one of several ways to qualify
+/// said as such), how the conditions combine, the documents, the benefit. Conditions are
+/// matched by field and operator, in order; one under `NOT` is said only through the change of
+/// how conditions combine (it means its opposite).
 pub fn changes(old: &Rule, new: &Rule, catalogue: &Catalogue, language: Language) -> Vec<String> {
     let words = language.words();
     let mut before = leaves(old);
     let mut out = Vec::new();
     // A condition that is one of several ways to qualify is said as such: "new condition"
     // would read as a requirement of its own.
-    let said = |key_one: &'static str, key_alternative: &'static str, leaf: &Leaf, alt: bool| {
-        let key = if alt { key_alternative } else { key_one };
+    let said = |key_one: &'static str, key_alternative: &'static str, leaf: &Leaf, place: Place| {
+        let key = if place == Place::Alternative {
+            key_alternative
+        } else {
+            key_one
+        };
         fill(
             words.page_word(key),
             &[("condition", &leaf_text(catalogue, words, leaf))],
         )
     };
-    for (leaf, alternative) in leaves(new) {
+    for (leaf, place) in leaves(new) {
         match before
             .iter()
-            .position(|(o, _)| o.field_name == leaf.field_name && o.op == leaf.op)
+            .position(|(o, p)| o.field_name == leaf.field_name && o.op == leaf.op && *p == place)
         {
             Some(at) => {
                 let (was, _) = before.remove(at);
-                if was.expected != leaf.expected {
+                if was.expected != leaf.expected && place != Place::Negated {
                     let (old_required, label) = requirement(catalogue, words, was);
                     let (new_required, _) = requirement(catalogue, words, leaf);
                     out.push(capitalised(&fill(
@@ -134,32 +146,61 @@ pub fn changes(old: &Rule, new: &Rule, catalogue: &Catalogue, language: Language
                     )));
                 }
             }
+            None if place == Place::Negated => {}
             None => out.push(said(
                 "change_added",
                 "change_added_alternative",
                 leaf,
-                alternative,
+                place,
             )),
         }
     }
-    for (leaf, alternative) in before {
-        out.push(said(
-            "change_removed",
-            "change_removed_alternative",
-            leaf,
-            alternative,
+    for (leaf, place) in before {
+        if place != Place::Negated {
+            out.push(said(
+                "change_removed",
+                "change_removed_alternative",
+                leaf,
+                place,
+            ));
+        }
+    }
+    if shape(&old.eligibility) != shape(&new.eligibility) {
+        out.push(words.page_word("change_structure").to_string());
+    }
+    let (was, now) = (
+        documents(catalogue, language, &old.documents_required),
+        documents(catalogue, language, &new.documents_required),
+    );
+    if was != now {
+        let list = |items: &[String]| {
+            if items.is_empty() {
+                words.none.clone()
+            } else {
+                items.join(&words.list_separator)
+            }
+        };
+        out.push(fill(
+            words.page_word("change_documents"),
+            &[("old", &list(&was)), ("new", &list(&now))],
         ));
     }
-    // The amounts: the base one, then each tier's.
-    let amounts = |rule: &Rule| {
+    // The benefit: its kind and payment, then the amounts, base and tiers.
+    let benefit = |rule: &Rule| {
         let text = describe(rule, catalogue, language);
+        let kind = rule.benefit_estimate.as_ref().and_then(|e| {
+            words.benefit_kind(e.base.type_code.as_deref(), e.base.disbursement.as_deref())
+        });
         let base = rule
             .benefit_estimate
             .as_ref()
             .and_then(|e| benefit_amount_parts(words, &e.base));
-        base.into_iter().chain(text.tiers).collect::<Vec<_>>()
+        kind.into_iter()
+            .chain(base)
+            .chain(text.tiers)
+            .collect::<Vec<_>>()
     };
-    let (was, now) = (amounts(old), amounts(new));
+    let (was, now) = (benefit(old), benefit(new));
     for k in 0..was.len().max(now.len()) {
         let none = || words.none.clone();
         let (a, b) = (
@@ -176,24 +217,57 @@ pub fn changes(old: &Rule, new: &Rule, catalogue: &Catalogue, language: Language
     out
 }
 
-/// Every leaf of a rule, the eligibility tree in order, then the exclusions; each with whether
-/// it is one of several ways to qualify (under an `OR`).
-fn leaves(rule: &Rule) -> Vec<(&Leaf, bool)> {
-    fn walk<'a>(node: &'a Node, alternative: bool, out: &mut Vec<(&'a Leaf, bool)>) {
+/// Where a condition sits in a rule: required, one of several alternatives (under an `OR`),
+/// or meaning its opposite (under an odd number of `NOT`s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Required,
+    Alternative,
+    Negated,
+}
+
+/// A tree's shape: its groups and the fields and operators of its leaves, without values.
+fn shape(node: &Node) -> String {
+    match node {
+        Node::Leaf(leaf) => format!("{}:{}", leaf.field_name, leaf.op.name()),
+        Node::Group(group) => {
+            let children: Vec<String> = group.children.iter().map(shape).collect();
+            format!("{:?}({})", group.op, children.join(","))
+        }
+    }
+}
+
+/// Every leaf of a rule, the eligibility tree in order, then the exclusions; each with where
+/// it sits.
+fn leaves(rule: &Rule) -> Vec<(&Leaf, Place)> {
+    fn walk<'a>(
+        node: &'a Node,
+        alternative: bool,
+        negated: bool,
+        out: &mut Vec<(&'a Leaf, Place)>,
+    ) {
         match node {
-            Node::Leaf(leaf) => out.push((leaf, alternative)),
+            Node::Leaf(leaf) => out.push((
+                leaf,
+                match (negated, alternative) {
+                    (true, _) => Place::Negated,
+                    (false, true) => Place::Alternative,
+                    (false, false) => Place::Required,
+                },
+            )),
             Node::Group(group) => {
                 let alternative = alternative || group.op == GroupOp::Or;
+                let negated = negated ^ (group.op == GroupOp::Not);
                 group
                     .children
                     .iter()
-                    .for_each(|child| walk(child, alternative, out));
+                    .for_each(|child| walk(child, alternative, negated, out));
             }
         }
     }
     let mut out = Vec::new();
-    walk(&rule.eligibility, false, &mut out);
-    out.extend(rule.exclusions.iter().map(|leaf| (leaf, false)));
+    walk(&rule.eligibility, false, false, &mut out);
+    out.extend(rule.exclusions.iter().map(|leaf| (leaf, Place::Required)));
     out
 }
 

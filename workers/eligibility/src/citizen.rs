@@ -73,13 +73,21 @@ pub fn evaluate_citizen<'a>(
     // What the citizen can act on first: ELIGIBLE, then partial matches whose every gap the
     // citizen can close, then the other partial matches, each by score; then the rest.
     output.results.sort_by_key(|e| {
-        let rank = match (e.verdict, e.all_gaps_closable) {
-            (Verdict::Eligible, _) => 0,
-            (Verdict::PartialMatch, true) => 1,
-            (Verdict::PartialMatch, false) => 2,
-            _ => 3,
-        };
-        (rank, std::cmp::Reverse(e.match_score))
+        (
+            rank(e.verdict, e.all_gaps_closable),
+            std::cmp::Reverse(e.match_score),
+        )
     });
     Ok(output)
+}
+
+/// Where a verdict comes in what a citizen can act on first: ELIGIBLE, then partial matches
+/// whose every gap the citizen can close, then the other partial matches, then the rest.
+pub fn rank(verdict: Verdict, all_gaps_closable: bool) -> u8 {
+    match (verdict, all_gaps_closable) {
+        (Verdict::Eligible, _) => 0,
+        (Verdict::PartialMatch, true) => 1,
+        (Verdict::PartialMatch, false) => 2,
+        _ => 3,
+    }
 }

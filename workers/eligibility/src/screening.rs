@@ -99,8 +99,8 @@ fn typed(spec: &FieldSpec, raw: &[String]) -> Result<Option<Json>, String> {
         .filter(|s| !s.is_empty())
         .collect();
     if spec.field_type == FieldType::List {
-        // An answered list may be empty: "none of these" is an answer (the page sends a
-        // marker value for it).
+        // An answered list may be empty: "none of these" is an answer (the page's choice
+        // of that name sends NONE_OF_THESE); nothing sent is no answer.
         if raw.is_empty() {
             return Ok(None);
         }

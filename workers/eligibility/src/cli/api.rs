@@ -100,6 +100,16 @@ pub struct DeskArgs {
         help_heading = "Web desk"
     )]
     pub web_oidc_scope: String,
+    /// The desk's development sign-in form (any name, any states, a token signed with
+    /// ELIGIBILITY_API_JWT_SECRET), answered only to a browser on this machine: the local stack
+    /// only. Needs the HS256 secret and no issuer.
+    #[arg(
+        long,
+        env = "ELIGIBILITY_WEB_DESK_DEVELOPMENT",
+        default_value_t = false,
+        help_heading = "Web desk"
+    )]
+    pub web_desk_development: bool,
 }
 
 impl DeskArgs {
@@ -117,14 +127,34 @@ impl DeskArgs {
             ),
             (None, _) => None,
         };
-        // The development form only where tokens are checked with the development secret.
-        let development = match (&oidc, &token.api_jwks_file, &token.api_jwt_secret) {
-            (None, None, Some(secret)) => Some(Development {
-                secret: secret.as_bytes().to_vec(),
-                issuer: token.api_jwt_issuer.clone(),
-                audience: token.api_jwt_audience.clone(),
-            }),
-            _ => None,
+        // An ID token (its audience the client) must never pass as an access token.
+        if oidc.is_some() && self.web_oidc_client_id == token.api_jwt_audience {
+            anyhow::bail!(
+                "ELIGIBILITY_WEB_OIDC_CLIENT_ID must differ from ELIGIBILITY_API_JWT_AUDIENCE: an ID token would pass as an access token"
+            );
+        }
+        // The development form only when asked for, and only where tokens are checked with
+        // the development secret.
+        let development = match (
+            self.web_desk_development,
+            &oidc,
+            &token.api_jwks_file,
+            &token.api_jwt_secret,
+        ) {
+            (false, ..) => None,
+            (true, None, None, Some(secret)) => {
+                tracing::warn!(
+                    "the desk's development sign-in is on: anyone on this machine may sign in as a caseworker of any state"
+                );
+                Some(Development {
+                    secret: secret.as_bytes().to_vec(),
+                    issuer: token.api_jwt_issuer.clone(),
+                    audience: token.api_jwt_audience.clone(),
+                })
+            }
+            (true, ..) => anyhow::bail!(
+                "ELIGIBILITY_WEB_DESK_DEVELOPMENT needs ELIGIBILITY_API_JWT_SECRET, and neither an issuer nor a JWKS file"
+            ),
         };
         Ok(DeskConfig { oidc, development })
     }

@@ -14,8 +14,6 @@ use serde_json::Value as Json;
 use super::html;
 use super::lang::Visit;
 use super::layout::{page, with_lang};
-use super::screener::date_in;
-use crate::api::problem::Problem;
 use crate::rules::book::RuleBook;
 
 /// The catalogue field naming states.
@@ -47,22 +45,26 @@ pub async fn list(
     let today = crate::clock::today();
     let chosen = |key: &str| query.get(key).filter(|v| !v.is_empty()).map(String::as_str);
     let (state, category, kind) = (chosen("state"), chosen("category"), chosen("kind"));
-    let mut schemes: Vec<&Rule> = book
+    let mut schemes: Vec<(&Rule, explain::RuleText)> = book
         .rules
         .in_effect(today)
         .into_iter()
         .filter(|r| state.is_none_or(|s| r.state == s || (s != "central" && r.is_central())))
         .filter(|r| category.is_none_or(|c| engine::corpus::served(r).contains(c)))
         .filter(|r| kind.is_none_or(|k| r.benefit.as_ref().is_some_and(|b| b.kind.name() == k)))
+        .map(|r| (r, explain::describe(r, &book.catalogue, lang)))
         .collect();
-    let named = |r: &Rule| explain::describe(r, &book.catalogue, lang).name;
-    schemes.sort_by_cached_key(|r| (!r.is_central(), r.state.clone(), named(r)));
+    schemes.sort_by(|(a, ta), (b, tb)| {
+        (!a.is_central(), &a.state, &ta.name).cmp(&(!b.is_central(), &b.state, &tb.name))
+    });
     let w = |key| lang.page(key);
-    let here = format!(
-        "/schemes?state={}&category={}&kind={}",
-        state.unwrap_or_default(),
-        category.unwrap_or_default(),
-        kind.unwrap_or_default()
+    let here = super::with_query(
+        "/schemes",
+        &[
+            ("state", state.unwrap_or_default()),
+            ("category", category.unwrap_or_default()),
+            ("kind", kind.unwrap_or_default()),
+        ],
     );
     let states = states(&book.catalogue, lang);
     let categories: Vec<(&str, String)> = engine::corpus::category_names()
@@ -105,17 +107,17 @@ pub async fn list(
             }
             div { button type="submit" { (w("filter_submit")) } }
         }
-        p role="status" { (fill(w("schemes_found"), &[("count", &schemes.len().to_string())])) }
+        p role="status" { (explain::fill(w("schemes_found"), &[("count", &schemes.len().to_string())])) }
         @if schemes.is_empty() {
             p { (w("none_found")) }
         }
         ul.schemes {
-            @for rule in &schemes {
+            @for (rule, text) in &schemes {
                 li {
-                    a href=(with_lang(&format!("/schemes/{}", rule.scheme_id), lang)) { (named(rule)) }
-                    div.meta { (fill(w("scheme_where"), &[("state", &state_name(&book.catalogue, lang, &rule.state))])) }
-                    @if let Some(line) = explain::describe(rule, &book.catalogue, lang).benefit.get(1) {
-                        div { (line) }
+                    a href=(with_lang(&format!("/schemes/{}", rule.scheme_id), lang)) { (text.name) }
+                    div.meta { (explain::fill(w("scheme_where"), &[("state", &state_name(&book.catalogue, lang, &rule.state))])) }
+                    @if let Some(amount) = &text.amount {
+                        div { (amount) }
                     }
                 }
             }
@@ -125,10 +127,7 @@ pub async fn list(
 }
 
 /// `GET /schemes/{scheme_id}`: one scheme, in words.
-pub async fn scheme(
-    Visit { service, lang }: Visit,
-    Path(scheme_id): Path<String>,
-) -> Result<Response, Problem> {
+pub async fn scheme(Visit { service, lang }: Visit, Path(scheme_id): Path<String>) -> Response {
     let book = service.book();
     let today = crate::clock::today();
     let mut versions: Vec<&Rule> = book
@@ -143,30 +142,32 @@ pub async fn scheme(
         .in_effect(today)
         .into_iter()
         .find(|r| r.scheme_id == scheme_id)
-        .or_else(|| versions.last().copied())
-        .ok_or_else(Problem::not_found)?;
+        .or_else(|| versions.last().copied());
+    let Some(rule) = rule else {
+        return super::message(
+            lang,
+            axum::http::StatusCode::NOT_FOUND,
+            "explore_title",
+            "not_found_page",
+        );
+    };
     let body = scheme_body(&book, lang, rule, &versions);
     let name = explain::describe(rule, &book.catalogue, lang).name;
-    Ok(html(page(
-        lang,
-        &name,
-        &format!("/schemes/{scheme_id}"),
-        body,
-    )))
+    html(page(lang, &name, &format!("/schemes/{scheme_id}"), body))
 }
 
 fn scheme_body(book: &RuleBook, lang: Language, rule: &Rule, versions: &[&Rule]) -> Markup {
     let catalogue = &book.catalogue;
     let text = explain::describe(rule, catalogue, lang);
     let w = |key| lang.page(key);
-    let date = |d: engine::Date| date_in(lang, d);
+    let date = |d: engine::Date| lang.date(d);
     let references: Vec<&Json> = rule.document["source"]["references"]
         .as_array()
         .map(|r| r.iter().collect())
         .unwrap_or_default();
     html! {
         p.meta {
-            (fill(w("scheme_where"), &[("state", &state_name(catalogue, lang, &rule.state))]))
+            (explain::fill(w("scheme_where"), &[("state", &state_name(catalogue, lang, &rule.state))]))
             br;
             (in_effect(lang, rule))
         }
@@ -188,7 +189,7 @@ fn scheme_body(book: &RuleBook, lang: Language, rule: &Rule, versions: &[&Rule])
         }
         h2 { (w("scheme_apply")) }
         p {
-            @match &rule.application.portal_url {
+            @match rule.application.portal_url.as_deref().filter(|u| web_link(u)) {
                 Some(url) => a href=(url) rel="noopener noreferrer" { (url) },
                 None => (w("apply_office")),
             }
@@ -198,14 +199,14 @@ fn scheme_body(book: &RuleBook, lang: Language, rule: &Rule, versions: &[&Rule])
             @for reference in &references {
                 li {
                     @let title = reference["title"].as_str().unwrap_or_default();
-                    @match reference["url"].as_str() {
+                    @match reference["url"].as_str().filter(|u| web_link(u)) {
                         Some(url) => a href=(url) rel="noopener noreferrer" lang="en" { (title) },
                         None => span lang="en" { (title) },
                     }
                     @if let Some(d) = reference["date"].as_str().and_then(engine::Date::parse) {
-                        " (" (fill(w("source_dated"), &[("date", &date(d))])) ")"
+                        " (" (explain::fill(w("source_dated"), &[("date", &date(d))])) ")"
                     } @else if let Some(d) = reference["accessed"].as_str().and_then(engine::Date::parse) {
-                        " (" (fill(w("source_read"), &[("date", &date(d))])) ")"
+                        " (" (explain::fill(w("source_read"), &[("date", &date(d))])) ")"
                     }
                 }
             }
@@ -217,7 +218,7 @@ fn scheme_body(book: &RuleBook, lang: Language, rule: &Rule, versions: &[&Rule])
                     (version_line(lang, version))
                     @if k > 0 {
                         @let said = explain::changes(versions[k - 1], version, catalogue, lang);
-                        h3 { (fill(w("changes_title"), &[("version", &version.version.to_string()), ("date", &date(version.effective_from))])) }
+                        h3 { (explain::fill(w("changes_title"), &[("version", &version.version.to_string()), ("date", &date(version.effective_from))])) }
                         ul {
                             @if said.is_empty() { li { (w("change_none")) } }
                             @for line in &said { li { (line) } }
@@ -227,6 +228,12 @@ fn scheme_body(book: &RuleBook, lang: Language, rule: &Rule, versions: &[&Rule])
             }
         }
     }
+}
+
+/// Whether a rule file's URL may be a link: `http` or `https` only (a rule file is data, and a
+/// `javascript:` link is not a source).
+fn web_link(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://")
 }
 
 /// The eligibility tree as nested lists.
@@ -246,29 +253,29 @@ fn tree(lang: Language, line: &Line) -> Markup {
 }
 
 fn in_effect(lang: Language, rule: &Rule) -> String {
-    let from = date_in(lang, rule.effective_from);
+    let from = lang.date(rule.effective_from);
     match rule.effective_until {
-        Some(until) => fill(
+        Some(until) => explain::fill(
             lang.page("in_effect_until"),
-            &[("from", &from), ("until", &date_in(lang, until))],
+            &[("from", &from), ("until", &lang.date(until))],
         ),
-        None => fill(lang.page("in_effect"), &[("from", &from)]),
+        None => explain::fill(lang.page("in_effect"), &[("from", &from)]),
     }
 }
 
 fn version_line(lang: Language, rule: &Rule) -> String {
     let version = rule.version.to_string();
-    let from = date_in(lang, rule.effective_from);
+    let from = lang.date(rule.effective_from);
     match rule.effective_until {
-        Some(until) => fill(
+        Some(until) => explain::fill(
             lang.page("version_line_until"),
             &[
                 ("version", &version),
                 ("from", &from),
-                ("until", &date_in(lang, until)),
+                ("until", &lang.date(until)),
             ],
         ),
-        None => fill(
+        None => explain::fill(
             lang.page("version_line"),
             &[("version", &version), ("from", &from)],
         ),
@@ -314,9 +321,4 @@ pub fn state_name(catalogue: &Catalogue, lang: Language, code: &str) -> String {
         Some(id) => lang.value(catalogue.field(id), code),
         None => code.to_string(),
     }
-}
-
-/// A page template filled in (the language files' placeholders).
-pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
-    explain::fill(template, values)
 }

@@ -30,7 +30,7 @@ pub fn page(lang: Language, title: &str, here: &str, body: Markup) -> Markup {
                 a.skip href="#main" { (w("skip_to_content")) }
                 header {
                     a.brand href=(with_lang("/", lang)) { (w("site_title")) }
-                    nav aria-label=(w("site_title")) {
+                    nav {
                         a href=(with_lang("/schemes", lang)) { (w("nav_explore")) }
                         a href=(with_lang("/check", lang)) { (w("nav_check")) }
                     }

@@ -73,6 +73,35 @@ pub fn html(markup: maud::Markup) -> Response {
     response
 }
 
+/// `path` with the query `pairs`, each encoded (a user id or a filter value never reads as
+/// another parameter).
+pub fn with_query(path: &str, pairs: &[(&str, &str)]) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (key, value) in pairs {
+        query.append_pair(key, value);
+    }
+    format!("{path}?{}", query.finish())
+}
+
+/// The first value of `key` in a posted form.
+pub fn form_value<'a>(form: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    form.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+/// A page saying one thing (the page word `key`) under `title`, with `status`: the pages'
+/// errors are pages in the reader's language, not the API's JSON problems.
+pub fn message(
+    lang: explain::Language,
+    status: axum::http::StatusCode,
+    title: &str,
+    key: &str,
+) -> Response {
+    let body = maud::html! { p role="alert" { (lang.page(key)) } };
+    let mut response = html(layout::page(lang, lang.page(title), "/", body));
+    *response.status_mut() = status;
+    response
+}
+
 async fn script() -> Response {
     asset("text/javascript; charset=utf-8", layout::SCRIPT)
 }

@@ -15,7 +15,7 @@ use engine::{Catalogue, Date, Evaluation};
 use explain::{FactKind, Language};
 use maud::{Markup, html};
 
-use super::explorer::{fill, state_name, states};
+use super::explorer::{state_name, states};
 use super::html;
 use super::lang::Visit;
 use super::layout::{page, with_lang};
@@ -71,7 +71,7 @@ pub async fn step(
         .find(|(k, _)| k == "lang")
         .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(query_lang);
-    let value = |key: &str| form.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let value = |key: &str| super::form_value(&form, key);
     let mut answers = Answers::default();
     for (key, v) in &form {
         if let Some(field) = key.strip_prefix("a.") {
@@ -93,20 +93,41 @@ pub async fn step(
     let book = service.book();
     let catalogue = &book.catalogue;
     let today = crate::clock::today();
+    // A list question sent with nothing ticked (not even "none of these") is not answered:
+    // asked again, not taken as "none".
+    let unanswered = (action == "next" && !asked.is_empty())
+        .then(|| catalogue.id(&asked).map(|id| catalogue.field(id)))
+        .flatten()
+        .filter(|spec| !answers.settled(&spec.name));
+    if let Some(spec) = unanswered {
+        let name = spec.name.clone();
+        return Ok(html(question_page(
+            &book,
+            lang,
+            &answers,
+            &name,
+            today,
+            Some(&name),
+        )));
+    }
     let profile = match answers.profile(catalogue, today) {
         Ok(profile) => profile,
         Err(bad) => {
             answers.given.remove(&bad.field);
-            let error = Some(lang.page("answer_invalid"));
+            let field = Some(bad.field.as_str());
             return Ok(html(if FIRST_QUESTIONS.contains(&bad.field.as_str()) {
-                first_page(catalogue, lang, &answers, error)
+                first_page(catalogue, lang, &answers, field)
             } else {
-                question_page(&book, lang, &answers, &bad.field, today, error)
+                question_page(&book, lang, &answers, &bad.field, today, field)
             }));
         }
     };
-    // The first page's facts are asked before anything else.
-    if action != "results" && FIRST_QUESTIONS.iter().any(|f| !answers.settled(f)) {
+    // The first page's facts are asked before anything else, and the state always: every
+    // step evaluates one state's schemes and the central ones.
+    let state_given = answers.given.contains_key(FIRST_QUESTIONS[0]);
+    if !state_given || (action != "results" && FIRST_QUESTIONS.iter().any(|f| !answers.settled(f)))
+    {
+        answers.skipped.remove(FIRST_QUESTIONS[0]);
         return Ok(html(first_page(catalogue, lang, &answers, None)));
     }
     let output = screening::evaluate(catalogue, &book.rules, &profile, today);
@@ -124,17 +145,17 @@ fn first_page(
     catalogue: &Catalogue,
     lang: Language,
     answers: &Answers,
-    error: Option<&str>,
+    bad: Option<&str>,
 ) -> Markup {
     let w = |key| lang.page(key);
     let body = html! {
         p { (w("check_intro")) }
-        @if let Some(error) = error { p.error role="alert" { (error) } }
+        @if let Some(field) = bad { (error(catalogue, lang, field)) }
         form method="post" action="/check" {
             (carried(lang, answers, &FIRST_QUESTIONS))
             @for field in FIRST_QUESTIONS {
                 @if let Some(spec) = catalogue.id(field).map(|id| catalogue.field(id)) {
-                    (question(lang, spec, answers, &choices_of(catalogue, lang, spec, None), false))
+                    (question(lang, spec, answers, &choices_of(catalogue, lang, spec, None), false, bad == Some(field)))
                 }
             }
             div.actions {
@@ -152,12 +173,12 @@ fn question_page(
     answers: &Answers,
     field: &str,
     today: Date,
-    error: Option<&str>,
+    bad: Option<&str>,
 ) -> Markup {
     let catalogue = &book.catalogue;
     let w = |key| lang.page(key);
     let Some(spec) = catalogue.id(field).map(|id| catalogue.field(id)) else {
-        return first_page(catalogue, lang, answers, error);
+        return first_page(catalogue, lang, answers, None);
     };
     let state = answers
         .given
@@ -167,20 +188,37 @@ fn question_page(
     let codes = screening::choices(catalogue, &book.rules, state, today, field);
     let number = answers.given.len() + answers.skipped.len() + 1;
     let body = html! {
-        p.meta { (fill(w("question_number"), &[("number", &number.to_string())])) }
-        @if let Some(error) = error { p.error role="alert" { (error) } }
+        p.meta { (explain::fill(w("question_number"), &[("number", &number.to_string())])) }
+        @if let Some(field) = bad { (error(catalogue, lang, field)) }
         form method="post" action="/check" {
             (carried(lang, answers, &[field]))
             input type="hidden" name="asked" value=(field);
-            (question(lang, spec, answers, &choices_of(catalogue, lang, spec, Some(&codes)), true))
+            (question(lang, spec, answers, &choices_of(catalogue, lang, spec, Some(&codes)), true, bad.is_some()))
             div.actions {
                 button type="submit" name="action" value="next" { (w("next")) }
-                button.secondary type="submit" name="action" value="skip" { (w("skip")) }
-                button.secondary type="submit" name="action" value="results" { (w("show_results")) }
+                button.secondary type="submit" name="action" value="skip" formnovalidate { (w("skip")) }
+                button.secondary type="submit" name="action" value="results" formnovalidate { (w("show_results")) }
             }
         }
     };
     page(lang, w("check_title"), "/check", body)
+}
+
+/// The message that a field's answer was not understood, naming the question.
+fn error(catalogue: &Catalogue, lang: Language, field: &str) -> Markup {
+    let question = catalogue
+        .id(field)
+        .map(|id| catalogue.field(id))
+        .map(|spec| {
+            lang.question(spec)
+                .unwrap_or_else(|| lang.label(spec).to_string())
+        })
+        .unwrap_or_default();
+    html! {
+        p.error role="alert" id="answer-error" {
+            (explain::fill(lang.page("answer_invalid"), &[("question", &question)]))
+        }
+    }
 }
 
 /// Every answer so far but `except`'s, as hidden fields, and the language.
@@ -224,13 +262,16 @@ fn choices_of(
         .collect()
 }
 
-/// One question as form controls, named `a.<field>`, with its current answer.
+/// One question as form controls, named `a.<field>`, with its current answer: a group of
+/// choices in a fieldset (its legend the question), a single control with its label (a heading
+/// when it is the page's only question). `invalid`: its last answer was not understood.
 fn question(
     lang: Language,
     spec: &FieldSpec,
     answers: &Answers,
     choices: &[(String, String)],
     alone: bool,
+    invalid: bool,
 ) -> Markup {
     let name = format!("a.{}", spec.name);
     let id = spec.name.replace('.', "-");
@@ -242,74 +283,88 @@ fn question(
         .get(&spec.name)
         .map(|v| v.iter().map(String::as_str).collect())
         .unwrap_or_default();
-    let heading = |m: Markup| {
+    let legend = |extra: Option<&str>| {
+        let words =
+            html! { (asked) @if let Some(extra) = extra { " " span.meta { "(" (extra) ")" } } };
         if alone {
-            html! { legend { h2 { (m) } } }
+            html! { legend { h2 { (words) } } }
         } else {
-            html! { legend { (m) } }
+            html! { legend { (words) } }
+        }
+    };
+    let described = invalid.then_some("answer-error");
+    let choice_group = |kind: &'static str, options: &[(&str, &str)]| {
+        html! {
+            fieldset aria-describedby=[described] {
+                (legend((kind == "checkbox").then(|| lang.page("choose_any"))))
+                @for (k, (value, words)) in options.iter().enumerate() {
+                    label.choice {
+                        // One choice of a radio group is required: Next without one is
+                        // stopped by the browser (Skip and Show results are not).
+                        input type=(kind) name=(name) value=(value)
+                            checked[current.contains(value)]
+                            required[kind == "radio" && k == 0]
+                            aria-invalid=[invalid.then_some("true")];
+                        span { (words) }
+                    }
+                }
+            }
         }
     };
     match spec.field_type {
-        FieldType::Boolean => html! {
-            fieldset {
-                (heading(html! { (asked) }))
-                @for (value, words) in [("true", lang.boolean(true)), ("false", lang.boolean(false))] {
-                    label.choice {
-                        input type="radio" name=(name) value=(value) checked[current.contains(&value)];
-                        span { (words) }
-                    }
-                }
-            }
-        },
-        FieldType::List => html! {
-            fieldset {
-                (heading(html! { (asked) " " span.meta { "(" (lang.page("choose_any")) ")" } }))
-                input type="hidden" name=(name) value=(NONE_OF_THESE);
-                @for (code, words) in choices {
-                    label.choice {
-                        input type="checkbox" name=(name) value=(code) checked[current.contains(&code.as_str())];
-                        span { (words) }
-                    }
-                }
-            }
-        },
-        _ if !choices.is_empty() && choices.len() <= RADIO_MAX => html! {
-            fieldset {
-                (heading(html! { (asked) }))
-                @for (code, words) in choices {
-                    label.choice {
-                        input type="radio" name=(name) value=(code) checked[current.contains(&code.as_str())];
-                        span { (words) }
-                    }
-                }
-            }
-        },
-        _ if !choices.is_empty() => html! {
-            fieldset {
-                (heading(html! { label for=(id) { (asked) } }))
-                select id=(id) name=(name) {
-                    option value="" { (lang.page("choose")) }
-                    @for (code, words) in choices {
-                        option value=(code) selected[current.contains(&code.as_str())] { (words) }
-                    }
-                }
-            }
-        },
+        FieldType::Boolean => choice_group(
+            "radio",
+            &[("true", lang.boolean(true)), ("false", lang.boolean(false))],
+        ),
+        FieldType::List => {
+            let mut options: Vec<(&str, &str)> = choices
+                .iter()
+                .map(|(code, words)| (code.as_str(), words.as_str()))
+                .collect();
+            options.push((NONE_OF_THESE, lang.page("none_of_these")));
+            choice_group("checkbox", &options)
+        }
+        _ if !choices.is_empty() && choices.len() <= RADIO_MAX => {
+            let options: Vec<(&str, &str)> = choices
+                .iter()
+                .map(|(code, words)| (code.as_str(), words.as_str()))
+                .collect();
+            choice_group("radio", &options)
+        }
         kind => {
-            let (input_type, mode) = match kind {
-                FieldType::Integer | FieldType::Number if spec.is_money() => ("text", "numeric"),
-                FieldType::Integer => ("number", "numeric"),
-                FieldType::Number => ("text", "decimal"),
-                FieldType::Date => ("date", "text"),
-                _ => ("text", "text"),
-            };
-            html! {
-                fieldset {
-                    (heading(html! { label for=(id) { (asked) } }))
-                    input id=(id) type=(input_type) inputmode=(mode) name=(name)
+            let label = html! { label for=(id) { (asked) } };
+            let control = if choices.is_empty() {
+                let (input_type, mode) = match kind {
+                    FieldType::Integer | FieldType::Number if spec.is_money() => {
+                        ("text", Some("numeric"))
+                    }
+                    FieldType::Integer => ("number", Some("numeric")),
+                    FieldType::Number => ("text", Some("decimal")),
+                    FieldType::Date => ("date", None),
+                    _ => ("text", None),
+                };
+                html! {
+                    input id=(id) type=(input_type) inputmode=[mode] name=(name)
                         value=(current.first().copied().unwrap_or_default())
                         min=[spec.min.filter(|_| input_type == "number")]
-                        max=[spec.max.filter(|_| input_type == "number")];
+                        max=[spec.max.filter(|_| input_type == "number")]
+                        aria-invalid=[invalid.then_some("true")]
+                        aria-describedby=[described];
+                }
+            } else {
+                html! {
+                    select id=(id) name=(name) aria-invalid=[invalid.then_some("true")] aria-describedby=[described] {
+                        option value="" { (lang.page("choose")) }
+                        @for (code, words) in choices {
+                            option value=(code) selected[current.contains(&code.as_str())] { (words) }
+                        }
+                    }
+                }
+            };
+            html! {
+                div.question {
+                    @if alone { h2 { (label) } } @else { (label) }
+                    (control)
                 }
             }
         }
@@ -326,10 +381,12 @@ fn results_page(
     today: Date,
 ) -> Markup {
     let w = |key| lang.page(key);
+    // The questions that could still make a scheme ELIGIBLE (those the screener would ask).
     let open: usize = {
         let mut fields: Vec<&str> = output
             .results
             .iter()
+            .filter(|e| e.could_become_eligible)
             .flat_map(|e| e.needed_fields.iter().copied())
             .filter(|f| !answers.settled(f))
             .collect();
@@ -344,9 +401,9 @@ fn results_page(
         (Group::Not, "not", "group_not"),
     ];
     let body = html! {
-        p { (fill(w("results_date"), &[("date", &date_in(lang, today))])) }
+        p { (explain::fill(w("results_date"), &[("date", &lang.date(today))])) }
         @if more {
-            p { (fill(w("results_open"), &[("count", &open.to_string())])) }
+            p { (explain::fill(w("results_open"), &[("count", &open.to_string())])) }
         }
         div.actions {
             button type="button" data-print hidden { (w("print")) }
@@ -366,15 +423,14 @@ fn results_page(
                     @for e in &members { li { (result(catalogue, lang, e, group, answers)) } }
                 }
             };
-            section class=(format!("group {class}")) {
-                // What is not for the citizen is there to read, folded away.
+            @let title = format!("{} ({})", w(heading), members.len());
+            // What is not for the citizen is there to read, folded away (its heading stays a
+            // heading: inside a summary it would not be one to a screen reader).
+            section class=(format!("group {class}")) aria-labelledby=(format!("group-{class}")) {
+                h2 id=(format!("group-{class}")) { (title) }
                 @if group == Group::Not {
-                    details {
-                        summary { h2 { (w(heading)) " (" (members.len()) ")" } }
-                        (list)
-                    }
+                    details { summary { (w("group_not")) } (list) }
                 } @else {
-                    h2 { (w(heading)) " (" (members.len()) ")" }
                     (list)
                 }
             }
@@ -394,7 +450,7 @@ fn results_page(
                 }
             }
         }
-        p.meta { (fill(w("printed_note"), &[("date", &date_in(lang, today))])) }
+        p.meta { (explain::fill(w("printed_note"), &[("date", &lang.date(today))])) }
     };
     page(lang, w("results_title"), "/check", body)
 }
@@ -408,22 +464,7 @@ fn result(
     answers: &Answers,
 ) -> Markup {
     let w = |key| lang.page(key);
-    let facts = explain::facts(e, catalogue, lang);
-    let of = |kind: fn(&FactKind) -> bool| -> Vec<String> {
-        facts
-            .facts()
-            .iter()
-            .filter(|f| kind(&f.kind))
-            .map(|f| f.text.clone())
-            .collect()
-    };
-    let benefit = of(|k| *k == FactKind::Benefit);
-    let name = facts.facts().first().map(|_| {
-        catalogue
-            .id("eligibility.active_schemes")
-            .map(|id| lang.value(catalogue.field(id), e.scheme_id))
-            .unwrap_or_else(|| e.scheme_name.to_string())
-    });
+    let name = explain::scheme_name_in(catalogue, lang, e.scheme_id, e.scheme_name);
     let documents: Vec<String> = e
         .next_steps
         .iter()
@@ -437,37 +478,40 @@ fn result(
         _ => None,
     });
     html! {
-        a href=(with_lang(&format!("/schemes/{}", e.scheme_id), lang)) {
-            (name.unwrap_or_else(|| e.scheme_name.to_string()))
-        }
-        @for line in benefit.iter().skip(1).take(1) { div { (line) } }
+        a href=(with_lang(&format!("/schemes/{}", e.scheme_id), lang)) { (name) }
+        @if let Some(amount) = explain::amount(e, lang) { div { (amount) } }
         @match group {
             Group::Eligible => {
                 @let docs = explain::documents(catalogue, lang, &documents);
                 @if !docs.is_empty() {
-                    div { (fill(w("keep_ready"), &[("documents", &lang.and_list(&docs))])) }
+                    div { (explain::fill(w("keep_ready"), &[("documents", &lang.and_list(&docs))])) }
                 }
                 @if let Some(portal) = portal {
-                    div { (fill(w("apply_at"), &[("place", portal)])) }
+                    div { (explain::fill(w("apply_at"), &[("place", portal)])) }
                 }
             }
             Group::Could => {
-                @let questions: Vec<String> = e.needed_fields.iter()
-                    .filter(|f| !answers.settled(f))
-                    .filter_map(|f| catalogue.id(f).map(|id| lang.label(catalogue.field(id)).to_string()))
-                    .collect();
-                @if !questions.is_empty() {
-                    div { (fill(w("to_answer"), &[("questions", &questions.join(", "))])) }
+                @let label = |f: &&str| catalogue.id(f).map(|id| lang.label(catalogue.field(id)).to_string());
+                @let open: Vec<String> = e.needed_fields.iter().filter(|f| !answers.settled(f)).filter_map(label).collect();
+                @let skipped: Vec<String> = e.needed_fields.iter().filter(|f| answers.skipped.contains(**f)).filter_map(label).collect();
+                @if !open.is_empty() {
+                    div { (explain::fill(w("to_answer"), &[("questions", &open.join(", "))])) }
+                }
+                @if !skipped.is_empty() {
+                    div { (explain::fill(w("you_skipped"), &[("questions", &skipped.join(", "))])) }
                 }
             }
             Group::Almost => {
-                ul { @for gap in distinct(of(|k| matches!(k, FactKind::Gap { .. }))) { li { (gap) } } }
+                @let gaps = explain::facts(e, catalogue, lang);
+                ul {
+                    @for gap in distinct(gaps.facts().iter().filter(|f| matches!(f.kind, FactKind::Gap { .. })).map(|f| f.text.clone()).collect()) {
+                        li { (gap) }
+                    }
+                }
             }
             Group::Not => {
-                @let bars = of(|k| *k == FactKind::Exclusion);
-                @let reasons = if bars.is_empty() { known_failures(&facts, e) } else { bars };
-                @for reason in reasons.iter().take(2) {
-                    div { (fill(w("why"), &[("reason", reason)])) }
+                @for reason in explain::reasons(e, catalogue, lang).iter().take(2) {
+                    div { (explain::fill(w("why"), &[("reason", reason)])) }
                 }
             }
         }
@@ -483,22 +527,6 @@ fn distinct(lines: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// The facts of the conditions the citizen's known values fail: the true reason a scheme is
-/// not for them (a condition on a value not given is not a reason). Facts list the verdict,
-/// the score, then one fact per evaluated condition in the evaluation's order.
-fn known_failures(facts: &explain::Facts, e: &Evaluation<'_>) -> Vec<String> {
-    e.conditions_evaluated
-        .iter()
-        .zip(facts.facts().iter().skip(2))
-        .filter(|(trace, fact)| {
-            !trace.result
-                && trace.actual.is_some()
-                && fact.kind == FactKind::Condition { met: false }
-        })
-        .map(|(_, fact)| fact.text.clone())
-        .collect()
-}
-
 /// An answer in the language's words.
 fn answer_words(
     catalogue: &Catalogue,
@@ -506,6 +534,9 @@ fn answer_words(
     spec: &FieldSpec,
     values: &[String],
 ) -> String {
+    if spec.field_type == FieldType::List && values.iter().all(|v| v == NONE_OF_THESE) {
+        return lang.none().to_string();
+    }
     let words: Vec<String> = values
         .iter()
         .filter(|v| v.as_str() != NONE_OF_THESE && !v.trim().is_empty())
@@ -517,9 +548,4 @@ fn answer_words(
         })
         .collect();
     words.join(", ")
-}
-
-/// A date in the language's words.
-pub fn date_in(lang: Language, date: Date) -> String {
-    lang.date(date)
 }

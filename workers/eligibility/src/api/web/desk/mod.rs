@@ -23,11 +23,9 @@ use serde::Deserialize;
 
 use self::session::{SESSION, cookie, csrf_holds, csrf_token, set_cookie};
 use self::sign_in::message;
-use super::explorer::fill;
-use super::html;
 use super::lang::Lang;
 use super::layout::{page, with_lang};
-use super::screener::date_in;
+use super::{form_value, html};
 use crate::api::auth::{Caller, Role};
 use crate::api::citizens::{Stored, queue_evaluation, rule_of, stored_user};
 use crate::api::limits::{Class, Key};
@@ -36,8 +34,8 @@ use crate::api::service::Service;
 /// The most audit rows the history shows (the newest).
 pub const HISTORY_ROWS: i64 = 100;
 
-/// A signed-in caseworker's request: admitted against their own `read` budget, as the API's
-/// reads are.
+/// A signed-in caseworker's request: admitted against the client address's `public` budget,
+/// then against their own `read` budget, as the API's reads are.
 pub struct Desk {
     pub service: Arc<Service>,
     pub lang: Language,
@@ -78,6 +76,28 @@ impl FromRequestParts<Arc<Service>> for Desk {
     }
 }
 
+impl Desk {
+    /// A state-changing post may proceed: its CSRF token and origin hold (docs/web.md, "The
+    /// caseworker desk"); else the refusal page.
+    fn posted(
+        &self,
+        headers: &axum::http::HeaderMap,
+        form: &[(String, String)],
+    ) -> Result<(), Response> {
+        let origin = self.service.desk.public_origin();
+        if csrf_holds(
+            headers,
+            origin.as_deref(),
+            &self.session,
+            form_value(form, "csrf"),
+        ) {
+            Ok(())
+        } else {
+            Err(message(self.lang, StatusCode::FORBIDDEN, "desk_refused"))
+        }
+    }
+}
+
 /// The desk's routes (under the pages' router).
 pub fn routes() -> axum::Router<Arc<Service>> {
     use axum::routing::{get, post};
@@ -98,7 +118,7 @@ fn frame(desk: &Desk, user_id: &str, body: Markup) -> Markup {
     let w = |key| desk.lang.page(key);
     html! {
         div.meta {
-            (fill(w("desk_signed_in_as"), &[("name", &desk.caller.subject), ("states", &desk.caller.states.join(", "))]))
+            (explain::fill(w("desk_signed_in_as"), &[("name", &desk.caller.subject), ("states", &desk.caller.states.join(", "))]))
             form.inline method="post" action="/desk/sign-out" {
                 input type="hidden" name="csrf" value=(csrf_token(&desk.session));
                 button.secondary type="submit" { (w("desk_sign_out")) }
@@ -137,7 +157,7 @@ pub async fn citizen(desk: Desk, Query(lookup): Query<Lookup>) -> Response {
     let lang = desk.lang;
     let w = |key| lang.page(key);
     let user_id = lookup.user_id.trim().chars().take(128).collect::<String>();
-    let here = format!("/desk/citizen?user_id={user_id}");
+    let here = super::with_query("/desk/citizen", &[("user_id", &user_id)]);
     let stored =
         match stored_user(&desk.service, &desk.caller, &user_id, Caller::may_read_user).await {
             Ok(stored) => stored,
@@ -153,7 +173,9 @@ pub async fn citizen(desk: Desk, Query(lookup): Query<Lookup>) -> Response {
             }
             Err(problem) => return problem.into_response(),
         };
-    let history = history(&desk.service, &user_id).await.unwrap_or_default();
+    let history = history(&desk.service, &user_id).await.map_err(|e| {
+        tracing::warn!(error = %format!("{e:#}"), "reading a user's audit history failed");
+    });
     let body = frame(
         &desk,
         &user_id,
@@ -161,7 +183,7 @@ pub async fn citizen(desk: Desk, Query(lookup): Query<Lookup>) -> Response {
     );
     html(page(
         lang,
-        &fill(w("desk_citizen"), &[("user_id", &user_id)]),
+        &explain::fill(w("desk_citizen"), &[("user_id", &user_id)]),
         &here,
         body,
     ))
@@ -193,7 +215,7 @@ async fn citizen_body(
     desk: &Desk,
     user_id: &str,
     stored: &Stored,
-    history: &[HistoryRow],
+    history: &Result<Vec<HistoryRow>, ()>,
     queued: Option<&str>,
 ) -> Markup {
     let lang = desk.lang;
@@ -201,16 +223,14 @@ async fn citizen_body(
     let book = &stored.book;
     let catalogue = &book.catalogue;
     let profile = stored.state.profile.as_ref().expect("stored_user checked");
-    let name = |scheme: &str| {
-        catalogue.id("eligibility.active_schemes").map_or_else(
-            || scheme.to_string(),
-            |id| lang.value(catalogue.field(id), scheme),
-        )
-    };
-    // Each stored verdict with the gaps of its re-derived evaluation, in the language.
+    let name = |scheme: &str| explain::scheme_name_in(catalogue, lang, scheme, scheme);
+    // Each stored verdict with the gaps of its evaluation re-derived from the stored profile,
+    // in the language; marked when that profile no longer gives the stored outcome (it changed
+    // after the verdict, and a re-evaluation is on its way or due).
     let mut rows = Vec::new();
     for (scheme_id, verdict) in stored.state.verdicts.iter() {
         let mut gaps = Vec::new();
+        let mut stale = false;
         if matches!(
             verdict.known.verdict,
             Verdict::PartialMatch | Verdict::NotEligible
@@ -222,6 +242,11 @@ async fn citizen_body(
                 verdict.as_of,
             )
         {
+            let stored = engine::Outcome {
+                verdict: verdict.known.verdict,
+                score: verdict.known.score,
+            };
+            stale = evaluation.outcome() != stored;
             let facts = explain::facts(&evaluation, catalogue, lang);
             gaps = facts
                 .facts()
@@ -230,15 +255,17 @@ async fn citizen_body(
                 .map(|f| f.text.clone())
                 .collect();
         }
-        rows.push((scheme_id, verdict, gaps));
+        rows.push((scheme_id, verdict, gaps, stale));
     }
-    rows.sort_by_key(|(scheme, v, _)| (verdict_rank(v.known.verdict), name(scheme)));
+    rows.sort_by_key(|(scheme, v, _, _)| {
+        (crate::citizen::rank(v.known.verdict, false), name(scheme))
+    });
     html! {
         @if let Some(id) = queued {
-            p role="status" { (fill(w("desk_queued"), &[("id", id)])) }
+            p role="status" { (explain::fill(w("desk_queued"), &[("id", id)])) }
         }
         p.meta {
-            (fill(w("desk_profile_date"), &[("date", &date_in(lang, profile.as_of))]))
+            (explain::fill(w("desk_profile_date"), &[("date", &lang.date(profile.as_of))]))
             @if let Some(state) = &profile.state { " · " (super::explorer::state_name(catalogue, lang, state)) }
         }
         form method="post" action="/desk/citizen/evaluate" {
@@ -251,25 +278,28 @@ async fn citizen_body(
         table {
             thead { tr { th scope="col" { (w("desk_scheme")) } th scope="col" { (w("desk_verdict")) } th scope="col" { (w("desk_score")) } th scope="col" { (w("desk_evaluated_on")) } } }
             tbody {
-                @for (scheme, verdict, _) in &rows {
+                @for (scheme, verdict, _, _) in &rows {
                     tr {
                         td { a href=(with_lang(&format!("/schemes/{scheme}"), lang)) { (name(scheme)) } }
                         td { (w(verdict_key(verdict.known.verdict))) }
                         td { (verdict.known.score) }
-                        td { (date_in(lang, verdict.as_of)) }
+                        td { (lang.date(verdict.as_of)) }
                     }
                 }
             }
         }
         h2 { (w("desk_gaps")) }
-        @for (scheme, _, gaps) in rows.iter().filter(|(_, _, g)| !g.is_empty()) {
+        @for (scheme, _, gaps, stale) in rows.iter().filter(|(_, _, g, _)| !g.is_empty()) {
             h3 { (name(scheme)) }
+            @if *stale { p.error { (w("desk_stale")) } }
             ul { @for gap in gaps { li { (gap) } } }
         }
         h2 { (w("desk_history")) }
-        @if history.is_empty() {
+        @if let Err(()) = history {
+            p.error role="alert" { (w("desk_history_error")) }
+        } @else if history.as_ref().is_ok_and(Vec::is_empty) {
             p { (w("desk_history_empty")) }
-        } @else {
+        } @else if let Ok(history) = history {
             table {
                 thead { tr { th scope="col" { (w("desk_recorded_at")) } th scope="col" { (w("desk_evaluated_on")) } th scope="col" { (w("desk_scheme")) } th scope="col" { (w("desk_rule_version")) } th scope="col" { (w("desk_verdict")) } th scope="col" { (w("desk_score")) } } }
                 tbody {
@@ -289,15 +319,6 @@ async fn citizen_body(
     }
 }
 
-fn verdict_rank(verdict: Verdict) -> u8 {
-    match verdict {
-        Verdict::Eligible => 0,
-        Verdict::PartialMatch => 1,
-        Verdict::NotEligible => 2,
-        Verdict::NotApplicable => 3,
-    }
-}
-
 /// The page word of a verdict.
 fn verdict_key(verdict: Verdict) -> &'static str {
     match verdict {
@@ -308,11 +329,6 @@ fn verdict_key(verdict: Verdict) -> &'static str {
     }
 }
 
-/// The value of `key` in a posted form.
-fn field<'a>(form: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    form.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-}
-
 /// `POST /desk/citizen/evaluate`: a re-evaluation, as the API's `POST .../evaluate`.
 pub async fn evaluate(
     desk: Desk,
@@ -320,10 +336,10 @@ pub async fn evaluate(
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
     let lang = desk.lang;
-    if !csrf_holds(&headers, &desk.session, field(&form, "csrf")) {
-        return message(lang, StatusCode::FORBIDDEN, "desk_refused");
+    if let Err(refused) = desk.posted(&headers, &form) {
+        return refused;
     }
-    let user_id = field(&form, "user_id").unwrap_or_default();
+    let user_id = form_value(&form, "user_id").unwrap_or_default();
     if let Err(e) = desk
         .service
         .limits
@@ -333,9 +349,13 @@ pub async fn evaluate(
         return e.into_response();
     }
     match queue_evaluation(&desk.service, &desk.caller, user_id).await {
-        Ok(queued) => Redirect::to(&with_lang(
-            &format!("/desk/citizen?user_id={user_id}&queued={}", queued.event_id),
-            lang,
+        Ok(queued) => Redirect::to(&super::with_query(
+            "/desk/citizen",
+            &[
+                ("user_id", user_id),
+                ("queued", &queued.event_id),
+                ("lang", lang.code()),
+            ],
         ))
         .into_response(),
         Err(problem) if problem.status == StatusCode::NOT_FOUND.as_u16() => {
@@ -351,8 +371,8 @@ pub async fn sign_out(
     headers: axum::http::HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    if !csrf_holds(&headers, &desk.session, field(&form, "csrf")) {
-        return message(desk.lang, StatusCode::FORBIDDEN, "desk_refused");
+    if let Err(refused) = desk.posted(&headers, &form) {
+        return refused;
     }
     (
         [set_cookie(SESSION, "", 0)],

@@ -53,8 +53,15 @@ pub fn csrf_token(session: &str) -> String {
 }
 
 /// Whether a state-changing request may proceed: its form's `csrf` is the session's token
-/// (compared in constant time), and an `Origin` it names is this host's.
-pub fn csrf_holds(headers: &HeaderMap, session: &str, sent: Option<&str>) -> bool {
+/// (compared in constant time), and an `Origin` it names is the desk's: `public_origin` where
+/// configured (behind a proxy), else this request's host. (A client that sends no `Origin` —
+/// browsers send one with every post — still needs the token.)
+pub fn csrf_holds(
+    headers: &HeaderMap,
+    public_origin: Option<&str>,
+    session: &str,
+    sent: Option<&str>,
+) -> bool {
     let expected = csrf_token(session);
     let Some(sent) = sent else { return false };
     let same = sent.len() == expected.len()
@@ -63,21 +70,26 @@ pub fn csrf_holds(headers: &HeaderMap, session: &str, sent: Option<&str>) -> boo
             .zip(expected.bytes())
             .fold(0u8, |acc, (a, b)| acc | (a ^ b))
             == 0;
-    same && same_origin(headers)
+    same && same_origin(headers, public_origin)
 }
 
-/// An `Origin` header, where the browser sends one, names this request's own host.
-fn same_origin(headers: &HeaderMap) -> bool {
+/// An `Origin` header, where the browser sends one, names the desk.
+fn same_origin(headers: &HeaderMap, public_origin: Option<&str>) -> bool {
     let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) else {
         return true;
     };
-    let host = headers
-        .get(HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    origin
-        .split_once("://")
-        .is_some_and(|(_, rest)| rest == host)
+    match public_origin {
+        Some(expected) => origin == expected,
+        None => {
+            let host = headers
+                .get(HOST)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            origin
+                .split_once("://")
+                .is_some_and(|(_, rest)| rest == host)
+        }
+    }
 }
 
 /// A random value for a URL or a cookie: `bytes` random bytes, base64url.
@@ -115,21 +127,36 @@ mod tests {
             ("host", "desk.example:8080"),
             ("origin", "https://desk.example:8080"),
         ]);
-        assert!(csrf_holds(&here, "session-a", Some(&token)));
+        assert!(csrf_holds(&here, None, "session-a", Some(&token)));
         assert!(
-            !csrf_holds(&here, "session-b", Some(&token)),
+            !csrf_holds(&here, None, "session-b", Some(&token)),
             "another session's token"
         );
-        assert!(!csrf_holds(&here, "session-a", None), "no token");
-        assert!(!csrf_holds(&here, "session-a", Some("x")), "a wrong one");
+        assert!(!csrf_holds(&here, None, "session-a", None), "no token");
+        assert!(
+            !csrf_holds(&here, None, "session-a", Some("x")),
+            "a wrong one"
+        );
         let elsewhere = headers(&[
             ("host", "desk.example:8080"),
             ("origin", "https://evil.example"),
         ]);
         assert!(
-            !csrf_holds(&elsewhere, "session-a", Some(&token)),
+            !csrf_holds(&elsewhere, None, "session-a", Some(&token)),
             "another origin"
         );
+        // Behind a proxy the Host is the upstream's; the configured origin decides.
+        let proxied = headers(&[
+            ("host", "10.0.0.7:8080"),
+            ("origin", "https://desk.example"),
+        ]);
+        assert!(csrf_holds(
+            &proxied,
+            Some("https://desk.example"),
+            "session-a",
+            Some(&token)
+        ));
+        assert!(!csrf_holds(&proxied, None, "session-a", Some(&token)));
     }
 
     #[test]

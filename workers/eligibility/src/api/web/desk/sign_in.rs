@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::Form;
 use axum::extract::Query;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 use serde::Deserialize;
@@ -27,6 +27,15 @@ pub struct DeskConfig {
     pub development: Option<Development>,
 }
 
+impl DeskConfig {
+    /// The origin (`scheme://host[:port]`) the desk is served at, where the redirect URL names
+    /// it: a post's `Origin` must be it (behind a proxy the `Host` header may differ).
+    pub fn public_origin(&self) -> Option<String> {
+        let url = reqwest::Url::parse(&self.oidc.as_ref()?.redirect_url).ok()?;
+        Some(url.origin().ascii_serialization())
+    }
+}
+
 /// The OpenID Connect client of the desk.
 #[derive(Debug, Clone)]
 pub struct Oidc {
@@ -42,7 +51,8 @@ pub struct Oidc {
     pub scope: String,
 }
 
-/// Tokens minted with the development secret (the local stack only).
+/// Tokens minted with the development secret: the local stack only, switched on by its own
+/// setting, and answered only to a client on this machine.
 #[derive(Clone)]
 pub struct Development {
     pub secret: Vec<u8>,
@@ -62,7 +72,7 @@ const DEVELOPMENT_SESSION_SECONDS: u64 = 8 * 3600;
 const ISSUER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The issuer's endpoints (OpenID Connect Discovery 1.0).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 struct Discovery {
     issuer: String,
     authorization_endpoint: String,
@@ -73,8 +83,6 @@ struct Discovery {
 #[derive(Debug, Deserialize)]
 struct Tokens {
     access_token: String,
-    #[serde(default)]
-    expires_in: Option<u64>,
 }
 
 fn http() -> reqwest::Client {
@@ -93,25 +101,46 @@ fn http() -> reqwest::Client {
         .clone()
 }
 
+/// How long a discovery document is kept: sign-ins do not each ask the issuer for it.
+const DISCOVERY_TTL: Duration = Duration::from_secs(3600);
+
+/// The issuer's endpoints, from its discovery document (kept for [`DISCOVERY_TTL`]); the
+/// document must name exactly the configured issuer.
 async fn discover(oidc: &Oidc) -> anyhow::Result<Discovery> {
-    let issuer = oidc.issuer.trim_end_matches('/');
+    static KEPT: std::sync::Mutex<Option<(std::time::Instant, String, Discovery)>> =
+        std::sync::Mutex::new(None);
+    if let Some((at, issuer, found)) = &*KEPT.lock().expect("not poisoned")
+        && *issuer == oidc.issuer
+        && at.elapsed() < DISCOVERY_TTL
+    {
+        return Ok(found.clone());
+    }
     let found: Discovery = http()
-        .get(format!("{issuer}/.well-known/openid-configuration"))
+        .get(format!(
+            "{}/.well-known/openid-configuration",
+            oidc.issuer.trim_end_matches('/')
+        ))
         .send()
         .await?
         .error_for_status()?
         .json()
         .await?;
     anyhow::ensure!(
-        found.issuer.trim_end_matches('/') == issuer,
-        "the discovery document names issuer {:?}, not {issuer:?}",
-        found.issuer
+        found.issuer == oidc.issuer,
+        "the discovery document names issuer {:?}, not {:?}",
+        found.issuer,
+        oidc.issuer
     );
+    *KEPT.lock().expect("not poisoned") = Some((
+        std::time::Instant::now(),
+        oidc.issuer.clone(),
+        found.clone(),
+    ));
     Ok(found)
 }
 
 /// `GET /desk/sign-in`: to the issuer, or the development form.
-pub async fn start(Visit { service, lang }: Visit) -> Response {
+pub async fn start(Visit { service, lang }: Visit, peer: Peer) -> Response {
     let desk = &service.desk;
     if let Some(oidc) = &desk.oidc {
         let endpoints = match discover(oidc).await {
@@ -133,6 +162,9 @@ pub async fn start(Visit { service, lang }: Visit) -> Response {
                 ("code_challenge", pkce_challenge(&verifier).as_str()),
                 ("code_challenge_method", "S256"),
                 ("ui_locales", lang.code()),
+                // A desk PC is shared: each sign-in asks for the caseworker's credentials, so
+                // the issuer's own session never signs the next person in as the last.
+                ("prompt", "login"),
             ],
         );
         return match url {
@@ -148,7 +180,7 @@ pub async fn start(Visit { service, lang }: Visit) -> Response {
             Err(_) => message(lang, StatusCode::BAD_GATEWAY, "desk_issuer_down"),
         };
     }
-    if desk.development.is_some() {
+    if desk.development.is_some() && peer.0.ip().is_loopback() {
         let nonce = random(24);
         let w = |key| lang.page(key);
         let body = html! {
@@ -176,16 +208,21 @@ pub async fn start(Visit { service, lang }: Visit) -> Response {
 /// of another site cannot post it).
 pub async fn development(
     Visit { service, lang }: Visit,
+    peer: Peer,
     headers: HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    let Some(development) = &service.desk.development else {
+    let Some(development) = service
+        .desk
+        .development
+        .as_ref()
+        .filter(|_| peer.0.ip().is_loopback())
+    else {
         return message(lang, StatusCode::NOT_FOUND, "desk_sign_in_unavailable");
     };
     let field = |key: &str| {
-        form.iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.trim())
+        crate::api::web::form_value(&form, key)
+            .map(str::trim)
             .unwrap_or_default()
     };
     let nonce = cookie(&headers, SIGN_IN).unwrap_or_default();
@@ -220,13 +257,18 @@ pub async fn development(
     }
 }
 
+/// The TCP peer of a request (not a forwarded address: the development form answers only a
+/// browser on this machine).
+pub type Peer = axum::extract::ConnectInfo<std::net::SocketAddr>;
+
 #[derive(Debug, Deserialize)]
 pub struct Callback {
     #[serde(default)]
     code: Option<String>,
     #[serde(default)]
     state: Option<String>,
-    /// The issuer of the answer (RFC 9207), where the issuer names it.
+    /// The issuer of the answer (RFC 9207), where the issuer sends one: it must be exactly the
+    /// configured issuer.
     #[serde(default)]
     iss: Option<String>,
 }
@@ -252,10 +294,7 @@ pub async fn callback(
         return message(lang, StatusCode::FORBIDDEN, "desk_refused");
     };
     // The answer of another issuer (a mix-up attack, RFC 9207) is refused like a wrong state.
-    let other_issuer = answer
-        .iss
-        .as_deref()
-        .is_some_and(|iss| iss.trim_end_matches('/') != oidc.issuer.trim_end_matches('/'));
+    let other_issuer = answer.iss.as_deref().is_some_and(|iss| iss != oidc.issuer);
     if state.is_empty() || returned != state || verifier.is_empty() || other_issuer {
         return message(lang, StatusCode::FORBIDDEN, "desk_refused");
     }
@@ -296,10 +335,7 @@ pub async fn callback(
         }) => signed_in(
             lang,
             &tokens.access_token,
-            tokens
-                .expires_in
-                .unwrap_or(600)
-                .min(DEVELOPMENT_SESSION_SECONDS),
+            expires_in(&tokens.access_token).unwrap_or(0),
         ),
         Ok(_) => message(lang, StatusCode::FORBIDDEN, "desk_not_caseworker"),
         Err(reason) => {
@@ -321,20 +357,20 @@ fn signed_in(lang: explain::Language, token: &str, seconds: u64) -> Response {
     response
 }
 
-/// A page saying one thing (`key` of the page words), with `status`.
+/// A desk page saying one thing (`key` of the page words), with `status`.
 pub fn message(lang: explain::Language, status: StatusCode, key: &str) -> Response {
-    let w = |key| lang.page(key);
-    let body = html! {
-        p role="alert" { (w(key)) }
-        p { a href=(with_lang("/desk", lang)) { (w("desk_title")) } }
-    };
-    let mut response = html(page(lang, w("desk_title"), "/desk", body));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CACHE_CONTROL,
-        header::HeaderValue::from_static("no-store"),
-    );
-    response
+    crate::api::web::message(lang, status, "desk_title", key)
+}
+
+/// Seconds until a (verified) token's `exp`: the session cookie lasts exactly as long.
+fn expires_in(token: &str) -> Option<u64> {
+    use base64::Engine;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()?;
+    let exp = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["exp"].as_u64()?;
+    Some(exp.saturating_sub(now()))
 }
 
 fn now() -> u64 {
