@@ -77,24 +77,17 @@ impl FromRequestParts<Arc<Service>> for Desk {
 }
 
 impl Desk {
-    /// A state-changing post may proceed: its CSRF token and origin hold (docs/web.md, "The
-    /// caseworker desk"); else the refusal page.
-    fn posted(
+    /// The refusal page for a state-changing post whose CSRF token or origin does not hold
+    /// (docs/web.md, "The caseworker desk"); `None`: it may proceed.
+    fn refusal(
         &self,
         headers: &axum::http::HeaderMap,
         form: &[(String, String)],
-    ) -> Result<(), Response> {
+    ) -> Option<Response> {
         let origin = self.service.desk.public_origin();
-        if csrf_holds(
-            headers,
-            origin.as_deref(),
-            &self.session,
-            form_value(form, "csrf"),
-        ) {
-            Ok(())
-        } else {
-            Err(message(self.lang, StatusCode::FORBIDDEN, "desk_refused"))
-        }
+        let token = form_value(form, "csrf");
+        let holds = csrf_holds(headers, origin.as_deref(), &self.session, token);
+        (!holds).then(|| message(self.lang, StatusCode::FORBIDDEN, "desk_refused"))
     }
 }
 
@@ -336,7 +329,7 @@ pub async fn evaluate(
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
     let lang = desk.lang;
-    if let Err(refused) = desk.posted(&headers, &form) {
+    if let Some(refused) = desk.refusal(&headers, &form) {
         return refused;
     }
     let user_id = form_value(&form, "user_id").unwrap_or_default();
@@ -371,7 +364,7 @@ pub async fn sign_out(
     headers: axum::http::HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    if let Err(refused) = desk.posted(&headers, &form) {
+    if let Some(refused) = desk.refusal(&headers, &form) {
         return refused;
     }
     (
