@@ -675,13 +675,14 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     .await;
 
     // M4: a caseworker loses a user the moment the user's stored state changes, though no
-    // verdict changes (Sikkim's one scheme is for mothers under 60, and Lakshadweep has none in
-    // the corpus: the same central verdicts) and the old state's caseworker's read is cached.
-    let d = unique("sk-62");
+    // verdict changes (neither Mizoram nor Lakshadweep has a scheme in effect on AS_OF: their
+    // files start later; the same central verdicts) and the old state's caseworker's read is
+    // cached.
+    let d = unique("mz-62");
     kafka
-        .send_profile(&profile_json(&d, 62, true, "sikkim"), AS_OF)
+        .send_profile(&profile_json(&d, 62, true, "mizoram"), AS_OF)
         .await;
-    let caseworker_sk = token(Role::Caseworker, "desk-sk", &["sikkim"]);
+    let caseworker_mz = token(Role::Caseworker, "desk-mz", &["mizoram"]);
     let caseworker_ld = token(Role::Caseworker, "desk-ld", &["lakshadweep"]);
     let read_d = |tok: &str| {
         let path = format!("/api/v1/eligibility/{d}");
@@ -690,10 +691,10 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
         async move { api.get(&path, Some(&tok)).await.0 }
     };
     eventually(Duration::from_secs(60), "D stored", || async {
-        (read_d(&caseworker_sk).await == StatusCode::OK).then_some(())
+        (read_d(&caseworker_mz).await == StatusCode::OK).then_some(())
     })
     .await;
-    assert_eq!(read_d(&caseworker_sk).await, StatusCode::OK, "cached now");
+    assert_eq!(read_d(&caseworker_mz).await, StatusCode::OK, "cached now");
     let before = stored(pool, &d).await;
     kafka
         .send_profile(&profile_json(&d, 62, true, "lakshadweep"), AS_OF)
@@ -718,8 +719,8 @@ async fn each_role_reads_only_what_it_may_and_the_answers_are_the_stored_verdict
     // The results version moves right after the commit (the cache is written after it).
     eventually(
         Duration::from_secs(30),
-        "Sikkim's caseworker refused",
-        || async { (read_d(&caseworker_sk).await == StatusCode::NOT_FOUND).then_some(()) },
+        "Mizoram's caseworker refused",
+        || async { (read_d(&caseworker_mz).await == StatusCode::NOT_FOUND).then_some(()) },
     )
     .await;
     assert_eq!(read_d(&caseworker_ld).await, StatusCode::OK);
