@@ -108,6 +108,14 @@ async fn the_pages_work_in_a_real_browser_in_three_languages() {
         outcomes.insert(lang, (s["asked"].clone(), groups));
     }
     assert_eq!(outcomes["en"], outcomes["hi"], "English and Hindi alike");
+    // Switching language mid-screening keeps the answers and the question.
+    let switched = &report["switched"];
+    for (way, lang) in [("to", "hi"), ("back", "en")] {
+        assert_eq!(switched[way]["lang"], lang, "{switched}");
+        assert_eq!(switched[way]["asked"], switched["asked"], "{switched}");
+        assert_eq!(switched[way]["age"], "67", "{switched}");
+        assert_eq!(switched[way]["error"], Value::Null, "{switched}");
+    }
     assert_eq!(outcomes["en"], outcomes["ur"], "English and Urdu alike");
 
     // The explorer: Karnataka's pensions (its own and the central ones), a scheme in words.

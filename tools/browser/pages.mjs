@@ -112,6 +112,18 @@ async function screen(lang) {
       await shot(page, "screener-question-en");
       await audit(page, "screener-question");
       audited = true;
+      // The switcher keeps the answers: to Hindi and back, the same question, the age kept.
+      const switchTo = async (code) => {
+        await page.click("details.languages summary");
+        await submit(page, `button[name="switch_lang"][value="${code}"]`);
+        return page.evaluate(() => ({
+          lang: document.documentElement.lang,
+          asked: document.querySelector('input[name="asked"]')?.value ?? null,
+          age: document.querySelector('input[name="a.identity.age"]')?.value ?? null,
+          error: document.querySelector(".error")?.textContent ?? null,
+        }));
+      };
+      report.switched = { to: await switchTo("hi"), back: await switchTo("en"), asked: field };
     }
     if (SKIPPED.has(field)) {
       await submit(page, 'button[value="skip"]');

@@ -14,8 +14,55 @@ pub const SCRIPT: &str = include_str!("page.js");
 /// A page: `title`, and `body` inside the shell. `here` is the page's path and query without
 /// the language (the switcher links to it in each language).
 pub fn page(lang: Language, title: &str, here: &str, body: Markup) -> Markup {
-    let w = |key| lang.page(key);
     let joiner = if here.contains('?') { '&' } else { '?' };
+    let switcher = html! {
+        ul {
+            @for other in Language::ALL {
+                li {
+                    a href=(format!("{here}{joiner}lang={}", other.code()))
+                        lang=(other.code()) hreflang=(other.code())
+                        aria-current=[(other == lang).then_some("true")] {
+                        (other.page("self_name"))
+                    }
+                }
+            }
+        }
+    };
+    shell(lang, title, switcher, body)
+}
+
+/// A page reached by posting a form (a screener step): its switcher posts `hidden` (the answers
+/// so far) back to `action` with the language chosen (`switch_lang`), so a change of language
+/// keeps what was answered.
+pub fn posted_page(
+    lang: Language,
+    title: &str,
+    action: &str,
+    hidden: Markup,
+    body: Markup,
+) -> Markup {
+    let switcher = html! {
+        form.switcher method="post" action=(action) {
+            (hidden)
+            ul {
+                @for other in Language::ALL {
+                    li {
+                        button.link type="submit" name="switch_lang" value=(other.code())
+                            formnovalidate lang=(other.code())
+                            aria-current=[(other == lang).then_some("true")] {
+                            (other.page("self_name"))
+                        }
+                    }
+                }
+            }
+        }
+    };
+    shell(lang, title, switcher, body)
+}
+
+/// The shell around `body`, with `switcher` (the languages) in the header.
+fn shell(lang: Language, title: &str, switcher: Markup, body: Markup) -> Markup {
+    let w = |key| lang.page(key);
     html! {
         (DOCTYPE)
         html lang=(lang.code()) dir=(w("direction")) {
@@ -36,17 +83,7 @@ pub fn page(lang: Language, title: &str, here: &str, body: Markup) -> Markup {
                     }
                     details.languages {
                         summary { (w("language")) ": " (w("self_name")) }
-                        ul {
-                            @for other in Language::ALL {
-                                li {
-                                    a href=(format!("{here}{joiner}lang={}", other.code()))
-                                        lang=(other.code()) hreflang=(other.code())
-                                        aria-current=[(other == lang).then_some("true")] {
-                                        (other.page("self_name"))
-                                    }
-                                }
-                            }
-                        }
+                        (switcher)
                     }
                 }
                 main id="main" tabindex="-1" {

@@ -18,7 +18,7 @@ use maud::{Markup, html};
 use super::explorer::{state_name, states};
 use super::html;
 use super::lang::Visit;
-use super::layout::{page, with_lang};
+use super::layout::{page, posted_page, with_lang};
 use crate::api::problem::Problem;
 use crate::citizen::Output;
 use crate::screening::{self, Answers, FIRST_QUESTIONS, Group, NONE_OF_THESE};
@@ -66,12 +66,13 @@ pub async fn step(
             "too many form fields",
         )]));
     }
-    let lang = form
-        .iter()
-        .find(|(k, _)| k == "lang")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(query_lang);
     let value = |key: &str| super::form_value(&form, key);
+    // The header's switcher posts the answers with the language chosen (`switch_lang`): the
+    // same page again, in that language, nothing lost.
+    let switched: Option<Language> = value("switch_lang").and_then(|v| v.parse().ok());
+    let lang = switched
+        .or_else(|| value("lang").and_then(|v| v.parse().ok()))
+        .unwrap_or(query_lang);
     let mut answers = Answers::default();
     for (key, v) in &form {
         if let Some(field) = key.strip_prefix("a.") {
@@ -101,13 +102,10 @@ pub async fn step(
         .filter(|spec| !answers.settled(&spec.name));
     if let Some(spec) = unanswered {
         let name = spec.name.clone();
+        // A change of language is no answer, and no error either.
+        let bad = switched.is_none().then_some(name.as_str());
         return Ok(html(question_page(
-            &book,
-            lang,
-            &answers,
-            &name,
-            today,
-            Some(&name),
+            &book, lang, &answers, &name, today, bad,
         )));
     }
     let profile = match answers.profile(catalogue, today) {
@@ -201,7 +199,12 @@ fn question_page(
             }
         }
     };
-    page(lang, w("check_title"), "/check", body)
+    let hidden = html! {
+        (carried(lang, answers, &[field]))
+        input type="hidden" name="asked" value=(field);
+        input type="hidden" name="action" value="next";
+    };
+    posted_page(lang, w("check_title"), "/check", hidden, body)
 }
 
 /// The message that a field's answer was not understood, naming the question.
@@ -452,7 +455,11 @@ fn results_page(
         }
         p.meta { (explain::fill(w("printed_note"), &[("date", &lang.date(today))])) }
     };
-    page(lang, w("results_title"), "/check", body)
+    let hidden = html! {
+        (carried(lang, answers, &[]))
+        input type="hidden" name="action" value="results";
+    };
+    posted_page(lang, w("results_title"), "/check", hidden, body)
 }
 
 /// One scheme in the results.
