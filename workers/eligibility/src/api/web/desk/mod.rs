@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use self::session::{SESSION, cookie, csrf_holds, csrf_token, set_cookie};
 use self::sign_in::message;
-use super::lang::Lang;
+use super::lang::Visit;
 use super::layout::{page, with_lang};
 use super::{form_value, html};
 use crate::api::auth::{Caller, Role};
@@ -51,7 +51,10 @@ impl FromRequestParts<Arc<Service>> for Desk {
         parts: &mut Parts,
         service: &Arc<Service>,
     ) -> Result<Desk, Response> {
-        let Ok(Lang(lang)) = Lang::from_request_parts(parts, service).await;
+        // The client address's budget first, as every page's (before any token is checked).
+        let Visit { service, lang } = Visit::from_request_parts(parts, service)
+            .await
+            .map_err(IntoResponse::into_response)?;
         let session = cookie(&parts.headers, SESSION)
             .unwrap_or_default()
             .to_string();
@@ -68,7 +71,7 @@ impl FromRequestParts<Arc<Service>> for Desk {
             .await
             .map_err(IntoResponse::into_response)?;
         Ok(Desk {
-            service: service.clone(),
+            service,
             lang,
             caller,
             session,
