@@ -54,22 +54,6 @@ pub struct RuleText {
 /// `rule` in `language`.
 pub fn describe(rule: &Rule, catalogue: &Catalogue, language: Language) -> RuleText {
     let words = language.words();
-    let tiers = match (&rule.benefit, &rule.benefit_estimate) {
-        (Some(benefit), Some(estimates)) => benefit
-            .tiers
-            .iter()
-            .zip(&estimates.tiers)
-            .filter_map(|(tier, (applied, _))| {
-                let amount = benefit_amount_parts(words, applied)?;
-                let when = leaves_text(catalogue, words, &tier.when);
-                Some(fill(
-                    words.page_word("benefit_tier"),
-                    &[("when", &when), ("amount", &amount)],
-                ))
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
     RuleText {
         name: scheme_name(catalogue, words, &rule.scheme_id, &rule.scheme_name),
         conditions: node_line(catalogue, words, &rule.eligibility),
@@ -87,9 +71,29 @@ pub fn describe(rule: &Rule, catalogue: &Catalogue, language: Language) -> RuleT
             .benefit_estimate
             .as_ref()
             .and_then(|estimates| benefit_amount(words, &estimates.base)),
-        tiers,
+        tiers: tiers(rule, catalogue, words),
         documents: documents(catalogue, language, &rule.documents_required),
     }
+}
+
+/// Amounts that depend on the profile: where each tier's condition holds, its amount.
+fn tiers(rule: &Rule, catalogue: &Catalogue, words: &Words) -> Vec<String> {
+    let (Some(benefit), Some(estimates)) = (&rule.benefit, &rule.benefit_estimate) else {
+        return Vec::new();
+    };
+    benefit
+        .tiers
+        .iter()
+        .zip(&estimates.tiers)
+        .filter_map(|(tier, (applied, _))| {
+            let amount = benefit_amount_parts(words, applied)?;
+            let when = leaves_text(catalogue, words, &tier.when);
+            Some(fill(
+                words.page_word("benefit_tier"),
+                &[("when", &when), ("amount", &amount)],
+            ))
+        })
+        .collect()
 }
 
 /// Document codes in `language`'s words.
@@ -187,7 +191,6 @@ pub fn changes(old: &Rule, new: &Rule, catalogue: &Catalogue, language: Language
     }
     // The benefit: its kind and payment, then the amounts, base and tiers.
     let benefit = |rule: &Rule| {
-        let text = describe(rule, catalogue, language);
         let kind = rule.benefit_estimate.as_ref().and_then(|e| {
             words.benefit_kind(e.base.type_code.as_deref(), e.base.disbursement.as_deref())
         });
@@ -197,7 +200,7 @@ pub fn changes(old: &Rule, new: &Rule, catalogue: &Catalogue, language: Language
             .and_then(|e| benefit_amount_parts(words, &e.base));
         kind.into_iter()
             .chain(base)
-            .chain(text.tiers)
+            .chain(tiers(rule, catalogue, words))
             .collect::<Vec<_>>()
     };
     let (was, now) = (benefit(old), benefit(new));

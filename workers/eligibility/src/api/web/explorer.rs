@@ -66,45 +66,25 @@ pub async fn list(
             ("kind", kind.unwrap_or_default()),
         ],
     );
-    let states = states(&book.catalogue, lang);
-    let categories: Vec<(&str, String)> = engine::corpus::category_names()
+    let categories: Vec<(String, String)> = engine::corpus::category_names()
         .into_iter()
-        .map(|name| (name, category_key(name)))
+        .map(|name| (name.to_string(), lang.page(&category_key(name)).to_string()))
         .collect();
-    let kinds: Vec<(&str, String)> = engine::benefit::BenefitKind::ALL
+    let kinds: Vec<(String, String)> = engine::benefit::BenefitKind::ALL
         .into_iter()
-        .map(|k| (k.name(), format!("kind_{}", k.name())))
+        .map(|k| {
+            (
+                k.name().to_string(),
+                lang.page(&format!("kind_{}", k.name())).to_string(),
+            )
+        })
         .collect();
     let body = html! {
         form.filters method="get" action="/schemes" {
             input type="hidden" name="lang" value=(lang.code());
-            div {
-                label for="state" { (w("filter_state")) }
-                select id="state" name="state" {
-                    option value="" { (w("filter_any")) }
-                    @for (code, name) in &states {
-                        option value=(code) selected[state == Some(code.as_str())] { (name) }
-                    }
-                }
-            }
-            div {
-                label for="category" { (w("filter_category")) }
-                select id="category" name="category" {
-                    option value="" { (w("filter_any")) }
-                    @for (name, key) in &categories {
-                        option value=(name) selected[category == Some(*name)] { (w(key)) }
-                    }
-                }
-            }
-            div {
-                label for="kind" { (w("filter_kind")) }
-                select id="kind" name="kind" {
-                    option value="" { (w("filter_any")) }
-                    @for (name, key) in &kinds {
-                        option value=(name) selected[kind == Some(*name)] { (w(key)) }
-                    }
-                }
-            }
+            (filter(lang, "state", "filter_state", &states(&book.catalogue, lang), state))
+            (filter(lang, "category", "filter_category", &categories, category))
+            (filter(lang, "kind", "filter_kind", &kinds, kind))
             div { button type="submit" { (w("filter_submit")) } }
         }
         p role="status" { (explain::fill(w("schemes_found"), &[("count", &schemes.len().to_string())])) }
@@ -224,6 +204,28 @@ fn scheme_body(book: &RuleBook, lang: Language, rule: &Rule, versions: &[&Rule])
                             @for line in &said { li { (line) } }
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// One of the list's filters: a menu named `name` of (value, words) `options`, "any" first,
+/// `chosen` selected.
+fn filter(
+    lang: Language,
+    name: &str,
+    label: &str,
+    options: &[(String, String)],
+    chosen: Option<&str>,
+) -> Markup {
+    html! {
+        div {
+            label for=(name) { (lang.page(label)) }
+            select id=(name) name=(name) {
+                option value="" { (lang.page("filter_any")) }
+                @for (value, words) in options {
+                    option value=(value) selected[chosen == Some(value.as_str())] { (words) }
                 }
             }
         }
