@@ -254,34 +254,36 @@ fn tree(lang: Language, line: &Line) -> Markup {
     }
 }
 
+/// "In effect from …", to its end where it has one.
 fn in_effect(lang: Language, rule: &Rule) -> String {
-    let from = lang.date(rule.effective_from);
-    match rule.effective_until {
-        Some(until) => explain::fill(
-            lang.page("in_effect_until"),
-            &[("from", &from), ("until", &lang.date(until))],
-        ),
-        None => explain::fill(lang.page("in_effect"), &[("from", &from)]),
-    }
+    period(lang, rule, "in_effect", &[])
 }
 
+/// "Version N: from …", to its end where it has one.
 fn version_line(lang: Language, rule: &Rule) -> String {
-    let version = rule.version.to_string();
+    period(
+        lang,
+        rule,
+        "version_line",
+        &[("version", &rule.version.to_string())],
+    )
+}
+
+/// The page word `key` (or `key_until` where the rule has an end date) filled with the rule's
+/// dates and `more`.
+fn period(lang: Language, rule: &Rule, key: &str, more: &[(&str, &str)]) -> String {
     let from = lang.date(rule.effective_from);
-    match rule.effective_until {
-        Some(until) => explain::fill(
-            lang.page("version_line_until"),
-            &[
-                ("version", &version),
-                ("from", &from),
-                ("until", &lang.date(until)),
-            ],
-        ),
-        None => explain::fill(
-            lang.page("version_line"),
-            &[("version", &version), ("from", &from)],
-        ),
-    }
+    let until = rule.effective_until.map(|d| lang.date(d));
+    let mut values = vec![("from", from.as_str())];
+    values.extend_from_slice(more);
+    let template = match &until {
+        Some(until) => {
+            values.push(("until", until));
+            lang.page(&format!("{key}_until")).to_string()
+        }
+        None => lang.page(key).to_string(),
+    };
+    explain::fill(&template, &values)
 }
 
 /// The `page` key of a category of people served ("older people" → `category_older_people`).
