@@ -25,15 +25,7 @@ async fn the_pages_work_in_a_real_browser_in_three_languages() {
     // The evaluator seeds the fresh database with the bundled corpus; no profile is sent, and
     // its group starts at the inputs' ends (rule versions other tests publish are not read).
     let f = Fleet::start("e2e_web", &fleet::topics::EVALUATOR_INPUTS, &[]).await;
-    let port = free_port();
-    let api = Worker::start_api(
-        &f.stack,
-        &f.database_url,
-        port,
-        "a-development-secret-of-32-bytes-or-more",
-        &[("ELIGIBILITY_WEB_DESK_DEVELOPMENT", "true")],
-    );
-    api.wait_ready(Duration::from_secs(60));
+    let (api, port) = development_api(&f);
     let out = repo().join("target/web-test");
     let _ = std::fs::remove_dir_all(&out);
     let status = Command::new("node")
@@ -223,6 +215,21 @@ async fn the_pages_work_in_a_real_browser_in_three_languages() {
         report["budgets"]["devtools_slow3g"]["firstPaintMs"]
     );
     drop(api);
+}
+
+/// `eligibility api serve` over the fleet's database, its tokens checked with the development
+/// secret and its development sign-in forms on, ready; and its port.
+fn development_api(f: &Fleet) -> (Worker, u16) {
+    let port = free_port();
+    let api = Worker::start_api(
+        &f.stack,
+        &f.database_url,
+        port,
+        "a-development-secret-of-32-bytes-or-more",
+        &[("ELIGIBILITY_WEB_DESK_DEVELOPMENT", "true")],
+    );
+    api.wait_ready(Duration::from_secs(60));
+    (api, port)
 }
 
 /// Fails on any serious or critical axe-core violation of any page.
@@ -416,5 +423,190 @@ async fn the_caseworker_desk_signs_in_with_openid_connect_and_sees_only_its_stat
         report["signedOut"]
     );
     no_serious_violations(report["axe"].as_object().unwrap());
+    drop(api);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_rules_console_drafts_reviews_and_releases_a_change() {
+    // Review required: a version goes live only as an approved proposal.
+    let f = Fleet::start(
+        "e2e_console",
+        &fleet::topics::EVALUATOR_INPUTS,
+        &[("ELIGIBILITY_RULE_REVIEW", "required")],
+    )
+    .await;
+    // Twelve Karnataka citizens of 62 on the BPL list: the state's old-age pension's.
+    let users: Vec<String> = (0..12).map(|i| unique(&format!("console-{i}"))).collect();
+    let citizens: Vec<(&str, i64, &str)> = users
+        .iter()
+        .map(|u| (u.as_str(), 62, "karnataka"))
+        .collect();
+    f.send_citizens(&citizens, "2025-01-15").await;
+    f.verdicts_stored(&users.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    let (api, port) = development_api(&f);
+    let out = repo().join("target/web-test");
+    std::fs::create_dir_all(&out).unwrap();
+    let scheme = "sch_ka_old_age_pension";
+    let status = Command::new("node")
+        .arg(repo().join("tools/browser/console.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(&out)
+        .arg(scheme)
+        .status()
+        .expect("node runs");
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("console.json")).unwrap_or_else(|_| "{}".into()),
+    )
+    .unwrap();
+    assert!(
+        status.success(),
+        "the browser run failed: {status}; {report:#}"
+    );
+
+    // Signed in through the console's own sign-in; its session cookie scripts cannot read.
+    assert_eq!(report["signIn"]["at"], "/console/sign-in", "{report:#}");
+    assert!(
+        report["signIn"]["signedInAs"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("console-a (administrator)"),
+        "{}",
+        report["signIn"]
+    );
+    let session = report["cookies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "eligibility_console")
+        .expect("the session cookie");
+    assert_eq!(session["httpOnly"], true);
+    assert_eq!(session["path"], "/console");
+
+    // A condition's field changed so its value no longer fits: refused, shown at its place.
+    let age = report["agePointer"].as_str().expect("the age condition");
+    let broken = &report["broken"];
+    assert_eq!(broken["status"], 422, "{broken}");
+    // The problem names its place in the changed condition (its operator, which no longer
+    // applies to the field), is listed, and is shown there, the input marked invalid.
+    let place = broken["atPlace"][0]["id"]
+        .as_str()
+        .and_then(|id| id.strip_prefix("e:"))
+        .unwrap_or_else(|| panic!("a problem shown at its place: {broken}"))
+        .to_string();
+    assert!(place.starts_with(&format!("{age}/")), "{broken}");
+    assert!(
+        broken["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str().unwrap().starts_with(&format!("{place} "))),
+        "{broken}"
+    );
+    assert!(
+        broken["invalid"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from(format!("f:{place}"))),
+        "{broken}"
+    );
+    // Fixed, and proposed.
+    assert_eq!(report["fixed"]["status"], 200, "{}", report["fixed"]);
+    assert_eq!(report["fixed"]["problems"], "0");
+    assert_eq!(report["fixed"]["yamlHas65"], true);
+    assert!(
+        report["proposed"]["at"]
+            .as_str()
+            .unwrap()
+            .starts_with("/console/proposals/"),
+        "{}",
+        report["proposed"]
+    );
+
+    // The impact: the change in words, and twelve citizens who lose the pension for now (a
+    // partial match: their age closes the gap in time), and its money.
+    let impact = &report["impact"];
+    assert_eq!(impact["ready"], true, "{impact}");
+    assert!(
+        impact["changes"]
+            .to_string()
+            .contains("Age: at least 60 years → at least 65 years"),
+        "{impact}"
+    );
+    assert!(
+        impact["transitions"].as_array().unwrap().iter().any(|row| {
+            row[0]
+                .as_str()
+                .unwrap()
+                .ends_with("Eligible → Partial match")
+                && row[1] == "12"
+        }),
+        "{impact}"
+    );
+    assert!(impact["svgBars"].as_u64().unwrap() >= 1, "{impact}");
+    assert_eq!(
+        impact["outlay"],
+        serde_json::json!([["Karnataka: before", "₹7,200"], ["Karnataka: after", "₹0"]]),
+        "twelve pensions of ₹600 a month (the tier for 60 to 64) before, none after"
+    );
+
+    // Four eyes: the author's approval refused, the proposal still open.
+    let own = &report["ownApproval"];
+    assert_eq!(own["status"], 409, "{own}");
+    assert!(
+        own["alert"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("four eyes"),
+        "{own}"
+    );
+    assert_eq!(own["state"], "proposed", "{own}");
+    // A second admin approved it with the keyboard alone.
+    let keyboard = &report["keyboard"];
+    assert_eq!(keyboard["focused"], "approve", "{keyboard}");
+    assert_eq!(keyboard["state"], "approved", "{keyboard}");
+
+    // Released by the fleet, and the re-evaluation it caused.
+    assert_eq!(report["releases"]["listed"], true, "{}", report["releases"]);
+    let release = &report["release"];
+    assert_eq!(release["ready"], true, "{release}");
+    assert!(
+        release["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| { row[0] == "Eligible → Partial match" && row[1] == "12" }),
+        "{release}"
+    );
+    let client = f.pool.get().await.unwrap();
+    let decided = client
+        .query_one(
+            "SELECT author, decided_by, status FROM rule_proposals WHERE scheme_id = $1",
+            &[&scheme],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            decided.get::<_, String>(0),
+            decided.get::<_, String>(1),
+            decided.get::<_, String>(2)
+        ),
+        ("console-a".into(), "console-b".into(), "approved".into())
+    );
+    let lost = count(
+        &f.pool,
+        &format!(
+            "SELECT count(*) FROM evaluation_audit_log WHERE scheme_id = '{scheme}' \
+             AND rule_id = 'rule_ka_oap_002' AND verdict = 'PARTIAL_MATCH'"
+        ),
+    )
+    .await;
+    assert!(
+        lost >= 12,
+        "the new version re-evaluated the twelve: {lost}"
+    );
+    no_serious_violations(report["axe"].as_object().unwrap());
+    assert!(report["axe"].as_object().unwrap().len() >= 5);
     drop(api);
 }

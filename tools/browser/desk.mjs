@@ -7,9 +7,8 @@
 // a re-evaluation, tries the refusals (the Tamil Nadu citizen, posts without or with a wrong CSRF
 // token or from another origin, a citizen's account), audits the pages with axe-core, and writes
 // OUT_DIR/desk.json for the Rust test to judge.
-import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import puppeteer from "puppeteer-core";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { launch, violations } from "./common.mjs";
 
 const [base, out, kaUser, tnUser] = process.argv.slice(2);
 if (!base || !out || !kaUser || !tnUser) {
@@ -17,23 +16,12 @@ if (!base || !out || !kaUser || !tnUser) {
   process.exit(2);
 }
 mkdirSync(out, { recursive: true });
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 const report = { axe: {} };
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.ELIGIBILITY_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
-});
+const browser = await launch();
 
 async function audit(page, name) {
-  await page.addScriptTag({ content: axeSource });
-  report.axe[name] = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
-    const r = await axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
-  });
+  report.axe[name] = await violations(page);
 }
 
 async function signIn(context, login) {

@@ -9,9 +9,8 @@
 // kind with axe-core, measures a screener page's weight and first paint under a slow 3G profile,
 // saves a screenshot of each page in OUT_DIR and writes OUT_DIR/report.json. Its exit code is 0
 // when it could do all that; the Rust test judges the report.
-import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import puppeteer from "puppeteer-core";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { launch, violations } from "./common.mjs";
 
 const [base, out] = process.argv.slice(2);
 if (!base || !out) {
@@ -19,9 +18,6 @@ if (!base || !out) {
   process.exit(2);
 }
 mkdirSync(out, { recursive: true });
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
-const chromium = process.env.ELIGIBILITY_CHROMIUM || "/usr/bin/chromium";
 
 // The citizen every screening describes: a 67-year-old widow in Bihar, on the BPL list, with a
 // verified Aadhaar card and bank passbook. Any other question: "no" to yes/no questions, nothing
@@ -44,11 +40,7 @@ const DEVTOOLS_SLOW_3G = { latency: 2000, downloadThroughput: (500 * 1000 * 0.8)
 
 const report = { screenings: {}, explorer: {}, keyboard: {}, axe: {}, budgets: {}, csp: {}, screenshots: [] };
 
-const browser = await puppeteer.launch({
-  executablePath: chromium,
-  headless: true,
-  args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
-});
+const browser = await launch();
 
 async function newPage({ phone = true, bypassCsp = true } = {}) {
   const page = await browser.newPage();
@@ -70,13 +62,7 @@ async function shot(page, name) {
 }
 
 async function audit(page, name) {
-  await page.addScriptTag({ content: axeSource });
-  const result = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
-    const r = await axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
-  });
-  report.axe[name] = result;
+  report.axe[name] = await violations(page);
 }
 
 async function submit(page, selector) {

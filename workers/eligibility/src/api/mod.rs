@@ -9,7 +9,8 @@
 //! - [`service`]: what requests share, and their admission.
 //! - [`citizens`], [`rules`], [`proposals`]: the routes; [`jobs`]: population diffs run off the
 //!   request path; [`openapi`]: the routes' generated OpenAPI document.
-//! - [`web`]: the web pages under `/` (scheme explorer, adaptive screener; docs/web.md).
+//! - [`web`]: the web pages under `/` (scheme explorer, adaptive screener, caseworker desk,
+//!   rules console; docs/web.md).
 
 pub mod auth;
 pub mod body;
@@ -57,7 +58,7 @@ pub struct ApiConfig {
     /// Requests per minute per caller / per client address, by class of route.
     pub limits: LimitConfig,
     /// How caseworkers sign in to the web desk.
-    pub desk: web::desk::sign_in::DeskConfig,
+    pub sign_in: web::sign_in::SignInConfig,
 }
 
 /// Serves the API until `shutdown` (docs/api.md): health and readiness on
@@ -83,7 +84,7 @@ pub async fn serve(
         &api.limits,
         api.admin_networks,
         api.trusted_proxies,
-        api.desk,
+        api.sign_in,
     )
     .await?;
     health.dependencies_answered();
@@ -121,7 +122,7 @@ pub async fn serve(
             let admin = router_of(
                 service.clone(),
                 routes().into_iter().filter(|r| r.admin),
-                None,
+                Some(web::console_routes()),
             )
             .route(
                 "/api/v1/openapi.json",
@@ -308,14 +309,19 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The API's router: every route (the admin ones too when `with_admin`), the web pages
-/// ([`web`]) and the OpenAPI document, which lists no admin route (the admin listener serves
-/// the whole one).
+/// The API's router: every route (the admin ones and the rules console too when
+/// `with_admin`), the web pages ([`web`]) and the OpenAPI document, which lists no admin route
+/// (the admin listener serves the whole one).
 pub fn router(service: Arc<Service>, with_admin: bool) -> Router {
+    let pages = if with_admin {
+        web::routes().merge(web::console::routes())
+    } else {
+        web::routes()
+    };
     router_of(
         service,
         routes().into_iter().filter(|r| with_admin || !r.admin),
-        Some(web::routes()),
+        Some(pages),
     )
     .route(
         "/api/v1/openapi.json",

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::auth::Caller;
 use super::body::{self, JsonBody};
 use super::problem::{Problem, ProblemBody};
 use super::rules::{admin, admin_read, proposed_rule};
@@ -67,29 +68,47 @@ pub async fn propose(
     let request = body.0?;
     let book = service.book();
     let (rule, as_of) = proposed_rule(&book, &request.rule_yaml, request.as_of.as_deref())?;
+    let (proposal, job) = submit(
+        &service,
+        &caller,
+        &rule,
+        &request.rule_yaml,
+        request.reason.as_deref(),
+        as_of,
+    )
+    .await?;
+    let mut proposal = serde_json::to_value(proposal).map_err(anyhow::Error::from)?;
+    proposal["simulation_job"] = job.into();
+    Ok((StatusCode::CREATED, Json(proposal)))
+}
+
+/// What `POST /rules/proposals` and the rules console do with a validated rule version: the
+/// version checked against the stored ones (409 when not new), stored as a proposal by
+/// `caller`, and its population diff queued as a job (409 when the caller has one open).
+/// Returns the proposal as admins see it and the job's id.
+pub(in crate::api) async fn submit(
+    service: &Service,
+    caller: &Caller,
+    rule: &engine::Rule,
+    yaml: &str,
+    reason: Option<&str>,
+    as_of: engine::Date,
+) -> Result<(Proposal, i64), Problem> {
+    let book = service.book();
     let stored = crate::rules::store::load(&service.pool, &book.catalogue)
         .await?
         .rules;
-    proposals::check_new_version(&stored, &rule).map_err(Problem::conflict)?;
+    proposals::check_new_version(&stored, rule).map_err(Problem::conflict)?;
     if let Some(open) = jobs::open_job(&service.pool, &caller.subject).await? {
         return Err(super::jobs::busy(open));
     }
-    let id = proposals::propose(
-        &service.pool,
-        &rule,
-        &request.rule_yaml,
-        &caller.subject,
-        request.reason.as_deref(),
-    )
-    .await?;
+    let id = proposals::propose(&service.pool, rule, yaml, &caller.subject, reason).await?;
     let job = serde_json::json!({"proposal_id": id, "as_of": as_of.to_string()});
-    let queued = super::jobs::queued(
-        jobs::enqueue(&service.pool, &caller.subject, "proposal", &job).await?,
-    )?;
-    let mut proposal = serde_json::to_value(shown(proposals::get(&service.pool, id).await?))
-        .map_err(anyhow::Error::from)?;
-    proposal["simulation_job"] = queued["job_id"].clone();
-    Ok((StatusCode::CREATED, Json(proposal)))
+    let job = match jobs::enqueue(&service.pool, &caller.subject, "proposal", &job).await? {
+        jobs::Enqueued::Queued(job) => job,
+        jobs::Enqueued::Busy(open) => return Err(super::jobs::busy(open)),
+    };
+    Ok((shown(proposals::get(&service.pool, id).await?), job))
 }
 
 #[utoipa::path(get, path = "/api/v1/rules/proposals/{id}", tag = "rules (admin)",
@@ -104,7 +123,7 @@ pub async fn proposal(
     Path(id): Path<i64>,
 ) -> Result<Json<Proposal>, Problem> {
     admin_read(&service, client, &headers).await?;
-    Ok(Json(shown(open(&service, id).await?)))
+    Ok(Json(find(&service, id).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/rules/proposals/{id}/decision", tag = "rules (admin)",
@@ -124,10 +143,25 @@ pub async fn decide(
 ) -> Result<Json<Proposal>, Problem> {
     let caller = admin(&service, client, &headers).await?;
     let DecisionRequest { decision, reason } = body.0?;
+    decide_as(&service, &caller, id, decision, &reason)
+        .await
+        .map(Json)
+}
+
+/// What `POST /rules/proposals/{id}/decision` and the rules console do with a decision: only
+/// an open proposal, never by its author (four eyes), an approval only of a proposal whose
+/// population diff is attached; an approved document is published on `policy.rules.updated`.
+pub(in crate::api) async fn decide_as(
+    service: &Service,
+    caller: &Caller,
+    id: i64,
+    decision: Decision,
+    reason: &str,
+) -> Result<Proposal, Problem> {
     if reason.trim().is_empty() {
         return Err(body::field_error("/reason", "say why"));
     }
-    let proposal = open(&service, id).await?;
+    let proposal = open(service, id).await?;
     if proposal.status != "proposed" {
         return Err(Problem::conflict(format!(
             "proposal {id} is {}: only an open proposal can be decided",
@@ -148,15 +182,15 @@ pub async fn decide(
              `eligibility rules approve`, which computes the diff first"
         )));
     }
-    let decided = proposals::decide(&service.pool, id, &caller.subject, &reason, approving).await?;
+    let decided = proposals::decide(&service.pool, id, &caller.subject, reason, approving).await?;
     if approving {
         let record =
-            proposals::approved_record(&service.codec, &decided, &caller.subject, &reason).await?;
+            proposals::approved_record(&service.codec, &decided, &caller.subject, reason).await?;
         fleet::kafka::send_all(&service.producer, &[record])
             .await
             .map_err(anyhow::Error::from)?;
     }
-    Ok(Json(shown(decided)))
+    Ok(shown(decided))
 }
 
 /// A proposal as admins see it: its stored diff without user ids or small cells
@@ -164,6 +198,11 @@ pub async fn decide(
 fn shown(mut proposal: Proposal) -> Proposal {
     proposal.simulation = proposal.simulation.map(|d| simulate::for_admins(&d));
     proposal
+}
+
+/// The proposal `id` as admins see it, or a 404.
+pub(in crate::api) async fn find(service: &Service, id: i64) -> Result<Proposal, Problem> {
+    open(service, id).await.map(shown)
 }
 
 /// The proposal `id`, or a 404.

@@ -17,7 +17,7 @@ use super::auth::{Caller, Verifier};
 use super::client::{Networks, client_address};
 use super::limits::{Class, Key, LimitConfig, Limits};
 use super::problem::Problem;
-use super::web::desk::sign_in::DeskConfig;
+use super::web::sign_in::SignInConfig;
 use crate::rules::book::RuleBook;
 use crate::rules::store as rules_store;
 
@@ -33,7 +33,7 @@ pub struct Service {
     /// Peers whose forwarded-client headers are believed (docs/api.md, "Client address").
     pub trusted_proxies: Networks,
     /// How caseworkers sign in to the desk (docs/web.md).
-    pub desk: DeskConfig,
+    pub sign_in: SignInConfig,
     /// The rules held, with their conflict report.
     held: RwLock<Held>,
 }
@@ -57,7 +57,7 @@ impl Service {
         limits: &LimitConfig,
         admin_networks: Networks,
         trusted_proxies: Networks,
-        desk: DeskConfig,
+        sign_in: SignInConfig,
     ) -> anyhow::Result<Arc<Service>> {
         let held = load(&connections.pool).await?;
         Ok(Arc::new(Service {
@@ -69,7 +69,7 @@ impl Service {
             verifier,
             admin_networks,
             trusted_proxies,
-            desk,
+            sign_in,
             held: RwLock::new(held),
         }))
     }

@@ -14,7 +14,7 @@ use crate::api::ApiConfig;
 use crate::api::auth::{Claims, Role, Verifier, mint_hs256};
 use crate::api::client::Networks;
 use crate::api::limits::{DEFAULT_LIMITS, LimitConfig};
-use crate::api::web::desk::sign_in::{DeskConfig, Development, Oidc};
+use crate::api::web::sign_in::{Development, Oidc, SignInConfig};
 
 #[derive(Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once at start
@@ -59,7 +59,8 @@ pub struct ServeArgs {
     pub worker: WorkerArgs,
 }
 
-/// How caseworkers sign in to the web desk (docs/web.md, "The caseworker desk"): OpenID Connect
+/// How caseworkers sign in to the web desk and admins to the rules console (docs/web.md,
+/// "Signing in"): OpenID Connect
 /// when an issuer is set; else, with the HS256 development secret, a development form; else not
 /// at all.
 #[derive(ClapArgs)]
@@ -92,6 +93,15 @@ pub struct DeskArgs {
         help_heading = "Web desk"
     )]
     pub web_oidc_redirect_url: Option<String>,
+    /// The rules console's redirect URL, registered with the same issuer and client:
+    /// `https://<admin host>/console/callback`; unset: admins sign in to the console only with
+    /// the development form (where it is on).
+    #[arg(
+        long,
+        env = "ELIGIBILITY_WEB_OIDC_CONSOLE_REDIRECT_URL",
+        help_heading = "Web desk"
+    )]
+    pub web_oidc_console_redirect_url: Option<String>,
     /// The scopes asked for.
     #[arg(
         long,
@@ -100,9 +110,10 @@ pub struct DeskArgs {
         help_heading = "Web desk"
     )]
     pub web_oidc_scope: String,
-    /// The desk's development sign-in form (any name, any states, a token signed with
-    /// ELIGIBILITY_API_JWT_SECRET), answered only to a browser on this machine: the local stack
-    /// only. Needs the HS256 secret and no issuer.
+    /// The development sign-in forms of the desk (any name, any states) and of the rules
+    /// console (any name, an admin), each a token signed with ELIGIBILITY_API_JWT_SECRET,
+    /// answered only to a browser on this machine: the local stack only. Needs the HS256
+    /// secret and no issuer.
     #[arg(
         long,
         env = "ELIGIBILITY_WEB_DESK_DEVELOPMENT",
@@ -113,13 +124,14 @@ pub struct DeskArgs {
 }
 
 impl DeskArgs {
-    fn config(&self, token: &TokenKeyArgs) -> Result<DeskConfig> {
+    fn config(&self, token: &TokenKeyArgs) -> Result<SignInConfig> {
         let oidc = match (&self.web_oidc_issuer, &self.web_oidc_redirect_url) {
             (Some(issuer), Some(redirect_url)) => Some(Oidc {
                 issuer: issuer.clone(),
                 client_id: self.web_oidc_client_id.clone(),
                 client_secret: self.web_oidc_client_secret.clone(),
                 redirect_url: redirect_url.clone(),
+                console_redirect_url: self.web_oidc_console_redirect_url.clone(),
                 scope: self.web_oidc_scope.clone(),
             }),
             (Some(_), None) => anyhow::bail!(
@@ -156,7 +168,7 @@ impl DeskArgs {
                 "ELIGIBILITY_WEB_DESK_DEVELOPMENT needs ELIGIBILITY_API_JWT_SECRET, and neither an issuer nor a JWKS file"
             ),
         };
-        Ok(DeskConfig { oidc, development })
+        Ok(SignInConfig { oidc, development })
     }
 }
 
@@ -302,7 +314,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("ELIGIBILITY_API_TRUSTED_PROXIES: {e}"))?,
         verifier: args.token.verifier()?,
         limits: args.api_rate_limits,
-        desk: args.desk.config(&args.token)?,
+        sign_in: args.desk.config(&args.token)?,
     };
     runtime()?.block_on(async {
         let (shutdown, _trigger) = fleet::shutdown::Shutdown::on_signals();

@@ -133,16 +133,28 @@ pub async fn finish(pool: &Pool, job_id: i64, outcome: Result<&Value, &str>) -> 
 
 /// The job `job_id`, if there is one.
 pub async fn get(pool: &Pool, job_id: i64) -> anyhow::Result<Option<JobView>> {
+    view(pool, "job_id = $1", &job_id).await
+}
+
+/// The newest job computing the diff of proposal `proposal_id`, if there is one.
+pub async fn of_proposal(pool: &Pool, proposal_id: i64) -> anyhow::Result<Option<JobView>> {
+    view(
+        pool,
+        "kind = 'proposal' AND (request->>'proposal_id')::bigint = $1",
+        &proposal_id,
+    )
+    .await
+}
+
+/// The newest job where `condition` (on `$1`) holds.
+async fn view(pool: &Pool, condition: &str, value: &i64) -> anyhow::Result<Option<JobView>> {
     let client = pool.get().await?;
-    let Some(row) = client
-        .query_opt(
-            "SELECT job_id, kind, status, requested_by, queued_at::text, finished_at::text,
-                    result::text, error
-             FROM simulation_jobs WHERE job_id = $1",
-            &[&job_id],
-        )
-        .await?
-    else {
+    let query = format!(
+        "SELECT job_id, kind, status, requested_by, queued_at::text, finished_at::text,
+                result::text, error
+         FROM simulation_jobs WHERE {condition} ORDER BY job_id DESC LIMIT 1"
+    );
+    let Some(row) = client.query_opt(&query, &[value]).await? else {
         return Ok(None);
     };
     let result: Option<String> = row.get(6);

@@ -27,6 +27,9 @@ pub struct Proposal {
     pub simulation: Option<Value>,
     pub decided_by: Option<String>,
     pub decision_reason: Option<String>,
+    /// When proposed and decided (UTC, `YYYY-MM-DD HH:MM:SS`).
+    pub proposed_at: String,
+    pub decided_at: Option<String>,
 }
 
 /// A new rule version submitted for review.
@@ -132,22 +135,24 @@ pub async fn get(pool: &Pool, id: i64) -> anyhow::Result<Proposal> {
         .with_context(|| format!("no proposal {id}"))
 }
 
-/// The proposal `id`, if there is one.
-pub async fn find(pool: &Pool, id: i64) -> anyhow::Result<Option<Proposal>> {
-    let client = pool.get().await?;
-    let Some(row) = client
-        .query_opt(
-            "SELECT proposal_id, rule_id, scheme_id, rule_version, rule_hash, rule_yaml, author, reason,
-                    status, simulation::text, decided_by, decision_reason
-             FROM rule_proposals WHERE proposal_id = $1",
-            &[&id],
-        )
-        .await?
-    else {
-        return Ok(None);
+/// The columns a [`Proposal`] is read from (`with_simulation`: its diff too, else none).
+fn columns(with_simulation: bool) -> String {
+    let simulation = if with_simulation {
+        "simulation::text"
+    } else {
+        "NULL::text"
     };
+    format!(
+        "proposal_id, rule_id, scheme_id, rule_version, rule_hash, rule_yaml, author, reason,
+         status, {simulation}, decided_by, decision_reason,
+         to_char(proposed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
+         to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+    )
+}
+
+fn from_row(row: &tokio_postgres::Row) -> anyhow::Result<Proposal> {
     let simulation: Option<String> = row.get(9);
-    Ok(Some(Proposal {
+    Ok(Proposal {
         proposal_id: row.get(0),
         rule_id: row.get(1),
         scheme_id: row.get(2),
@@ -160,7 +165,39 @@ pub async fn find(pool: &Pool, id: i64) -> anyhow::Result<Option<Proposal>> {
         simulation: simulation.map(|s| serde_json::from_str(&s)).transpose()?,
         decided_by: row.get(10),
         decision_reason: row.get(11),
-    }))
+        proposed_at: row.get(12),
+        decided_at: row.get(13),
+    })
+}
+
+/// The proposal `id`, if there is one.
+pub async fn find(pool: &Pool, id: i64) -> anyhow::Result<Option<Proposal>> {
+    let client = pool.get().await?;
+    let query = format!(
+        "SELECT {} FROM rule_proposals WHERE proposal_id = $1",
+        columns(true)
+    );
+    client
+        .query_opt(&query, &[&id])
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+/// The newest `limit` proposals, decided or not (without their diffs): the review history.
+pub async fn list(pool: &Pool, limit: i64) -> anyhow::Result<Vec<Proposal>> {
+    let client = pool.get().await?;
+    let query = format!(
+        "SELECT {} FROM rule_proposals ORDER BY proposal_id DESC LIMIT $1",
+        columns(false)
+    );
+    client
+        .query(&query, &[&limit])
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
 }
 
 /// The proposal's population diff against every stored citizen the scheme covers (the first
@@ -305,10 +342,5 @@ pub async fn decide(
         .await?;
     }
     tx.commit().await?;
-    Ok(Proposal {
-        status: status.to_string(),
-        decided_by: Some(by.to_string()),
-        decision_reason: Some(reason.to_string()),
-        ..proposal
-    })
+    get(pool, id).await
 }

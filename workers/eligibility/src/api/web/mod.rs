@@ -10,14 +10,21 @@
 //!   benefit, documents, sources and versions in words.
 //! - [`screener`]: the adaptive screener ([`crate::screening`]): a few facts, then only the
 //!   questions that can still change a verdict, then the results grouped.
-//! - [`desk`]: the caseworker desk: signed in (OpenID Connect, or a development form), a
-//!   citizen's stored verdicts, gaps and audit history, a re-evaluation.
+//! - [`session`], [`sign_in`]: the signed-in areas (the desk, the console): their session
+//!   cookie and CSRF token; OpenID Connect, or a development form.
+//! - [`desk`]: the caseworker desk: a citizen's stored verdicts, gaps and audit history, a
+//!   re-evaluation.
+//! - [`console`]: the rules console (admins, on the admin listener): a rule change drafted,
+//!   its impact on the stored population, its review, and the releases.
 
+pub mod console;
 pub mod desk;
 pub mod explorer;
 pub mod lang;
 pub mod layout;
 pub mod screener;
+pub mod session;
+pub mod sign_in;
 
 use std::sync::Arc;
 
@@ -45,7 +52,7 @@ pub fn content_security_policy() -> &'static str {
     })
 }
 
-/// The pages' routes (the API's router adds them on its main listener).
+/// The public pages' and the desk's routes (the API's router adds them on its main listener).
 pub fn routes() -> Router<Arc<Service>> {
     Router::new()
         .route("/", get(explorer::home))
@@ -54,6 +61,14 @@ pub fn routes() -> Router<Arc<Service>> {
         .route("/check", get(screener::start).post(screener::step))
         .route("/assets/page.js", get(script))
         .merge(desk::routes())
+}
+
+/// The rules console's routes, with the pages' script: on the admin listener where there is
+/// one (docs/web.md, "The rules console").
+pub fn console_routes() -> Router<Arc<Service>> {
+    Router::new()
+        .route("/assets/page.js", get(script))
+        .merge(console::routes())
 }
 
 /// An HTML page with the pages' security policy.

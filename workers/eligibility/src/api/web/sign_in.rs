@@ -1,7 +1,8 @@
-//! Signing in to the desk (docs/web.md, "The caseworker desk"): OpenID Connect's authorization
-//! code flow with PKCE (RFC 7636, S256) against the configured issuer, whose access token the
-//! API's own verifier must accept; or, on a development stack (an HS256 secret and no issuer),
-//! a form that mints a caseworker token as `eligibility api token` does.
+//! Signing in to an [`Area`] of the pages, the desk or the console (docs/web.md, "Signing in"):
+//! OpenID Connect's authorization code flow with PKCE (RFC 7636, S256) against the configured
+//! issuer, whose access token the API's own verifier must accept with the area's role; or, on a
+//! development stack (an HS256 secret and no issuer), a form that mints a token of that role as
+//! `eligibility api token` does.
 
 use std::time::Duration;
 
@@ -12,31 +13,34 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 use serde::Deserialize;
 
-use super::session::{
-    SESSION, SIGN_IN, SIGN_IN_SECONDS, cookie, pkce_challenge, random, set_cookie,
-};
+use std::sync::Arc;
+
+use axum::extract::{FromRequest, Request, State};
+
+use super::session::{Area, SIGN_IN_SECONDS, Session, cookie, pkce_challenge, random, set_cookie};
 use crate::api::auth::{Caller, Claims, Role, mint_hs256};
+use crate::api::service::Service;
 use crate::api::web::html;
 use crate::api::web::lang::Visit;
 use crate::api::web::layout::{page, with_lang};
 
-/// How caseworkers sign in.
+/// How caseworkers and admins sign in.
 #[derive(Debug, Clone, Default)]
-pub struct DeskConfig {
+pub struct SignInConfig {
     pub oidc: Option<Oidc>,
     pub development: Option<Development>,
 }
 
-impl DeskConfig {
-    /// The origin (`scheme://host[:port]`) the desk is served at, where the redirect URL names
+impl SignInConfig {
+    /// The origin (`scheme://host[:port]`) `area` is served at, where its redirect URL names
     /// it: a post's `Origin` must be it (behind a proxy the `Host` header may differ).
-    pub fn public_origin(&self) -> Option<String> {
-        let url = reqwest::Url::parse(&self.oidc.as_ref()?.redirect_url).ok()?;
+    pub fn public_origin(&self, area: Area) -> Option<String> {
+        let url = reqwest::Url::parse(self.oidc.as_ref()?.redirect_url(area)?).ok()?;
         Some(url.origin().ascii_serialization())
     }
 }
 
-/// The OpenID Connect client of the desk.
+/// The OpenID Connect client of the desk and the console.
 #[derive(Debug, Clone)]
 pub struct Oidc {
     /// The issuer; its discovery document is `{issuer}/.well-known/openid-configuration`.
@@ -46,9 +50,23 @@ pub struct Oidc {
     pub client_secret: Option<String>,
     /// `https://<this host>/desk/callback`, as registered with the issuer.
     pub redirect_url: String,
+    /// `https://<admin host>/console/callback`, as registered with the issuer: where admins
+    /// come back to the rules console; none: the console has no OpenID Connect sign-in.
+    pub console_redirect_url: Option<String>,
     /// The scopes asked for (`openid` and whatever the issuer needs to give a token for this
     /// API).
     pub scope: String,
+}
+
+impl Oidc {
+    /// Where the issuer sends a browser signing in to `area` back to.
+    pub fn redirect_url(&self, area: Area) -> Option<&str> {
+        if area == super::session::CONSOLE {
+            self.console_redirect_url.as_deref()
+        } else {
+            Some(&self.redirect_url)
+        }
+    }
 }
 
 /// Tokens minted with the development secret: the local stack only, switched on by its own
@@ -68,7 +86,7 @@ impl std::fmt::Debug for Development {
 
 /// How long a development sign-in lasts.
 const DEVELOPMENT_SESSION_SECONDS: u64 = 8 * 3600;
-/// The longest the desk waits for the issuer.
+/// The longest a sign-in waits for the issuer.
 const ISSUER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The issuer's endpoints (OpenID Connect Discovery 1.0).
@@ -139,15 +157,27 @@ async fn discover(oidc: &Oidc) -> anyhow::Result<Discovery> {
     Ok(found)
 }
 
-/// `GET /desk/sign-in`: to the issuer, or the development form.
-pub async fn start(Visit { service, lang }: Visit, peer: Peer) -> Response {
-    let desk = &service.desk;
-    if let Some(oidc) = &desk.oidc {
+/// `GET {area}/sign-in`: to the issuer, or the development form.
+pub async fn start(
+    area: Area,
+    Visit { service, lang }: Visit,
+    peer: Peer,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(problem) = area.reachable(&service, peer.0, &headers) {
+        return problem.into_response();
+    }
+    let config = &service.sign_in;
+    if let Some((oidc, redirect_url)) = config
+        .oidc
+        .as_ref()
+        .and_then(|oidc| Some((oidc, oidc.redirect_url(area)?)))
+    {
         let endpoints = match discover(oidc).await {
             Ok(endpoints) => endpoints,
             Err(e) => {
-                tracing::warn!(error = %format!("{e:#}"), "the desk's identity provider does not answer");
-                return message(lang, StatusCode::BAD_GATEWAY, "desk_issuer_down");
+                tracing::warn!(error = %format!("{e:#}"), "the identity provider does not answer");
+                return message(area, lang, StatusCode::BAD_GATEWAY, "desk_issuer_down");
             }
         };
         let (state, verifier) = (random(24), random(32));
@@ -156,7 +186,7 @@ pub async fn start(Visit { service, lang }: Visit, peer: Peer) -> Response {
             &[
                 ("response_type", "code"),
                 ("client_id", oidc.client_id.as_str()),
-                ("redirect_uri", oidc.redirect_url.as_str()),
+                ("redirect_uri", redirect_url),
                 ("scope", oidc.scope.as_str()),
                 ("state", state.as_str()),
                 ("code_challenge", pkce_challenge(&verifier).as_str()),
@@ -170,62 +200,79 @@ pub async fn start(Visit { service, lang }: Visit, peer: Peer) -> Response {
         return match url {
             Ok(url) => (
                 [set_cookie(
-                    SIGN_IN,
+                    area,
+                    area.sign_in,
                     &format!("{state}.{verifier}.{}", lang.code()),
                     SIGN_IN_SECONDS,
                 )],
                 Redirect::to(url.as_str()),
             )
                 .into_response(),
-            Err(_) => message(lang, StatusCode::BAD_GATEWAY, "desk_issuer_down"),
+            Err(_) => message(area, lang, StatusCode::BAD_GATEWAY, "desk_issuer_down"),
         };
     }
-    if desk.development.is_some() && peer.0.ip().is_loopback() {
+    if config.development.is_some() && peer.0.ip().is_loopback() {
         let nonce = random(24);
         let w = |key| lang.page(key);
         let body = html! {
-            p { (w("desk_dev_intro")) }
-            form method="post" action="/desk/sign-in" {
+            p { (w(area.dev_intro)) }
+            form method="post" action=(area.at("/sign-in")) {
                 input type="hidden" name="lang" value=(lang.code());
                 input type="hidden" name="nonce" value=(nonce);
                 label for="subject" { (w("desk_dev_subject")) }
                 input id="subject" name="subject" type="text" required autocomplete="username";
-                label for="states" { (w("desk_dev_states")) }
-                input id="states" name="states" type="text" required;
+                @if area.role == Role::Caseworker {
+                    label for="states" { (w("desk_dev_states")) }
+                    input id="states" name="states" type="text" required;
+                }
                 div.actions { button type="submit" { (w("desk_sign_in")) } }
             }
         };
         return (
-            [set_cookie(SIGN_IN, &nonce, SIGN_IN_SECONDS)],
-            html(page(lang, w("desk_sign_in"), "/desk/sign-in", body)),
+            [set_cookie(area, area.sign_in, &nonce, SIGN_IN_SECONDS)],
+            html(page(lang, w("desk_sign_in"), &area.at("/sign-in"), body)),
         )
             .into_response();
     }
-    message(lang, StatusCode::NOT_FOUND, "desk_sign_in_unavailable")
+    unavailable(area, lang)
 }
 
-/// `POST /desk/sign-in`: the development form (its nonce also in the sign-in cookie: a page
+/// No sign-in of this kind here.
+fn unavailable(area: Area, lang: explain::Language) -> Response {
+    message(
+        area,
+        lang,
+        StatusCode::NOT_FOUND,
+        "desk_sign_in_unavailable",
+    )
+}
+
+/// `POST {area}/sign-in`: the development form (its nonce also in the sign-in cookie: a page
 /// of another site cannot post it).
 pub async fn development(
+    area: Area,
     Visit { service, lang }: Visit,
     peer: Peer,
     headers: HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
+    if let Err(problem) = area.reachable(&service, peer.0, &headers) {
+        return problem.into_response();
+    }
     let Some(development) = service
-        .desk
+        .sign_in
         .development
         .as_ref()
         .filter(|_| peer.0.ip().is_loopback())
     else {
-        return message(lang, StatusCode::NOT_FOUND, "desk_sign_in_unavailable");
+        return unavailable(area, lang);
     };
     let field = |key: &str| {
         crate::api::web::form_value(&form, key)
             .map(str::trim)
             .unwrap_or_default()
     };
-    let nonce = cookie(&headers, SIGN_IN).unwrap_or_default();
+    let nonce = cookie(&headers, area.sign_in).unwrap_or_default();
     let states: Vec<String> = field("states")
         .split(',')
         .map(|s| s.trim().to_string())
@@ -236,15 +283,15 @@ pub async fn development(
     if nonce.is_empty()
         || field("nonce") != nonce
         || subject.is_empty()
-        || states.is_empty()
+        || (states.is_empty() && area.role == Role::Caseworker)
         || subject.len() > 128
     {
-        return message(lang, StatusCode::FORBIDDEN, "desk_refused");
+        return message(area, lang, StatusCode::FORBIDDEN, area.refused);
     }
     let now = now();
     let claims = Claims {
         sub: subject.to_string(),
-        role: Role::Caseworker,
+        role: area.role,
         states,
         iss: development.issuer.clone(),
         aud: development.audience.clone(),
@@ -252,8 +299,8 @@ pub async fn development(
         nbf: Some(now),
     };
     match mint_hs256(&development.secret, &claims) {
-        Ok(token) => signed_in(lang, &token, DEVELOPMENT_SESSION_SECONDS),
-        Err(_) => message(lang, StatusCode::INTERNAL_SERVER_ERROR, "desk_refused"),
+        Ok(token) => signed_in(area, lang, &token, DEVELOPMENT_SESSION_SECONDS),
+        Err(_) => message(area, lang, StatusCode::INTERNAL_SERVER_ERROR, area.refused),
     }
 }
 
@@ -273,37 +320,49 @@ pub struct Callback {
     iss: Option<String>,
 }
 
-/// `GET /desk/callback?code=&state=`: the issuer's answer: the state checked against the
+/// `GET {area}/callback?code=&state=`: the issuer's answer: the state checked against the
 /// sign-in cookie, the code exchanged with the PKCE verifier, the access token checked by the
-/// API's verifier (a caseworker's, with its states).
+/// API's verifier (the area's role; a caseworker's with its states).
 pub async fn callback(
+    area: Area,
     Visit { service, lang }: Visit,
+    peer: Peer,
     headers: HeaderMap,
     Query(answer): Query<Callback>,
 ) -> Response {
-    let Some(oidc) = &service.desk.oidc else {
-        return message(lang, StatusCode::NOT_FOUND, "desk_sign_in_unavailable");
+    if let Err(problem) = area.reachable(&service, peer.0, &headers) {
+        return problem.into_response();
+    }
+    let Some((oidc, redirect_url)) = service
+        .sign_in
+        .oidc
+        .as_ref()
+        .and_then(|oidc| Some((oidc, oidc.redirect_url(area)?)))
+    else {
+        return unavailable(area, lang);
     };
-    let mut parts = cookie(&headers, SIGN_IN).unwrap_or_default().split('.');
+    let mut parts = cookie(&headers, area.sign_in)
+        .unwrap_or_default()
+        .split('.');
     let (state, verifier) = (
         parts.next().unwrap_or_default(),
         parts.next().unwrap_or_default(),
     );
     let lang = parts.next().and_then(|c| c.parse().ok()).unwrap_or(lang);
     let (Some(code), Some(returned)) = (answer.code, answer.state) else {
-        return message(lang, StatusCode::FORBIDDEN, "desk_refused");
+        return message(area, lang, StatusCode::FORBIDDEN, area.refused);
     };
     // The answer of another issuer (a mix-up attack, RFC 9207) is refused like a wrong state.
     let other_issuer = answer.iss.as_deref().is_some_and(|iss| iss != oidc.issuer);
     if state.is_empty() || returned != state || verifier.is_empty() || other_issuer {
-        return message(lang, StatusCode::FORBIDDEN, "desk_refused");
+        return message(area, lang, StatusCode::FORBIDDEN, area.refused);
     }
     let exchanged = async {
         let endpoints = discover(oidc).await?;
         let mut form = vec![
             ("grant_type", "authorization_code"),
             ("code", code.as_str()),
-            ("redirect_uri", oidc.redirect_url.as_str()),
+            ("redirect_uri", redirect_url),
             ("client_id", oidc.client_id.as_str()),
             ("code_verifier", verifier),
         ];
@@ -324,42 +383,40 @@ pub async fn callback(
     let tokens = match exchanged {
         Ok(tokens) => tokens,
         Err(e) => {
-            tracing::warn!(error = %format!("{e:#}"), "the desk's code exchange failed");
-            return message(lang, StatusCode::BAD_GATEWAY, "desk_issuer_down");
+            tracing::warn!(error = %format!("{e:#}"), area = area.path, "a sign-in's code exchange failed");
+            return message(area, lang, StatusCode::BAD_GATEWAY, "desk_issuer_down");
         }
     };
     match service.verifier.verify(&tokens.access_token) {
-        Ok(Caller {
-            role: Role::Caseworker,
-            ..
-        }) => signed_in(
+        Ok(Caller { role, .. }) if role == area.role => signed_in(
+            area,
             lang,
             &tokens.access_token,
             expires_in(&tokens.access_token).unwrap_or(0),
         ),
-        Ok(_) => message(lang, StatusCode::FORBIDDEN, "desk_not_caseworker"),
+        Ok(_) => message(area, lang, StatusCode::FORBIDDEN, area.wrong_role),
         Err(reason) => {
-            tracing::info!(%reason, "the desk refused the issuer's token");
-            message(lang, StatusCode::FORBIDDEN, "desk_refused")
+            tracing::info!(%reason, area = area.path, "a sign-in's token was refused");
+            message(area, lang, StatusCode::FORBIDDEN, area.refused)
         }
     }
 }
 
-/// The session cookie set, the sign-in cookie cleared, on to the desk.
-fn signed_in(lang: explain::Language, token: &str, seconds: u64) -> Response {
-    let mut response = Redirect::to(&with_lang("/desk", lang)).into_response();
+/// The session cookie set, the sign-in cookie cleared, on to the area.
+fn signed_in(area: Area, lang: explain::Language, token: &str, seconds: u64) -> Response {
+    let mut response = Redirect::to(&with_lang(area.path, lang)).into_response();
     for (name, value) in [
-        set_cookie(SESSION, token, seconds),
-        set_cookie(SIGN_IN, "", 0),
+        set_cookie(area, area.session, token, seconds),
+        set_cookie(area, area.sign_in, "", 0),
     ] {
         response.headers_mut().append(name, value);
     }
     response
 }
 
-/// A desk page saying one thing (`key` of the page words), with `status`.
-pub fn message(lang: explain::Language, status: StatusCode, key: &str) -> Response {
-    crate::api::web::message(lang, status, "desk_title", key)
+/// A page of `area` saying one thing (`key` of the page words), with `status`.
+fn message(area: Area, lang: explain::Language, status: StatusCode, key: &str) -> Response {
+    area.message(lang, status, key)
 }
 
 /// Seconds until a (verified) token's `exp`: the session cookie lasts exactly as long.
@@ -377,4 +434,64 @@ fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// The sign-in routes of `area`: `{path}/sign-in` (GET: to the issuer or the development form;
+/// POST: the development form), `{path}/callback` (the issuer's answer), `{path}/sign-out`.
+pub fn routes(area: Area) -> axum::Router<Arc<Service>> {
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route(
+            &area.at("/sign-in"),
+            get(move |visit: Visit, peer: Peer, headers: HeaderMap| {
+                start(area, visit, peer, headers)
+            })
+            .post(
+                move |visit: Visit,
+                      peer: Peer,
+                      headers: HeaderMap,
+                      form: Form<Vec<(String, String)>>| {
+                    development(area, visit, peer, headers, form)
+                },
+            ),
+        )
+        .route(
+            &area.at("/callback"),
+            get(
+                move |visit: Visit, peer: Peer, headers: HeaderMap, answer: Query<Callback>| {
+                    callback(area, visit, peer, headers, answer)
+                },
+            ),
+        )
+        .route(
+            &area.at("/sign-out"),
+            post(
+                move |State(service): State<Arc<Service>>, request: Request| {
+                    sign_out(area, service, request)
+                },
+            ),
+        )
+}
+
+/// `POST {area}/sign-out`: the session cookie cleared (a CSRF-checked form).
+async fn sign_out(area: Area, service: Arc<Service>, request: Request) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let session = match Session::of(area, &mut parts, &service).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let headers = parts.headers.clone();
+    let form =
+        Form::<Vec<(String, String)>>::from_request(Request::from_parts(parts, body), &service)
+            .await
+            .map(|Form(form)| form)
+            .unwrap_or_default();
+    if let Some(refused) = session.refusal(&headers, &form) {
+        return refused;
+    }
+    (
+        [set_cookie(area, area.session, "", 0)],
+        Redirect::to(&with_lang("/", session.lang)),
+    )
+        .into_response()
 }

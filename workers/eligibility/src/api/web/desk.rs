@@ -1,13 +1,8 @@
 //! The caseworker desk (docs/web.md, "The caseworker desk"): a signed-in caseworker looks up a
 //! citizen of their states, sees the stored verdicts, the gaps and the evaluation history from the
 //! audit log, and asks for a re-evaluation, with exactly the API's checks (a citizen of another
-//! state is the same "not found" as one who does not exist).
-//!
-//! - [`session`]: the session cookie, the CSRF token, PKCE values.
-//! - [`sign_in`]: OpenID Connect (authorization code + PKCE) or the development form.
-
-pub mod session;
-pub mod sign_in;
+//! state is the same "not found" as one who does not exist). Signed in as [`super::sign_in`]
+//! says, with the session of [`super::session::DESK`].
 
 use std::sync::Arc;
 
@@ -17,16 +12,14 @@ use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 use engine::Verdict;
-use explain::{FactKind, Language};
+use explain::FactKind;
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use self::session::{SESSION, cookie, csrf_holds, csrf_token, set_cookie};
-use self::sign_in::message;
-use super::lang::Visit;
 use super::layout::{page, with_lang};
+use super::session::{DESK, Session};
 use super::{form_value, html};
-use crate::api::auth::{Caller, Role};
+use crate::api::auth::Caller;
 use crate::api::citizens::{Stored, queue_evaluation, rule_of, stored_user};
 use crate::api::limits::{Class, Key};
 use crate::api::service::Service;
@@ -34,14 +27,15 @@ use crate::api::service::Service;
 /// The most audit rows the history shows (the newest).
 pub const HISTORY_ROWS: i64 = 100;
 
-/// A signed-in caseworker's request: admitted against the client address's `public` budget,
-/// then against their own `read` budget, as the API's reads are.
-pub struct Desk {
-    pub service: Arc<Service>,
-    pub lang: Language,
-    pub caller: Caller,
-    /// The session's token, for its CSRF token.
-    pub session: String,
+/// A signed-in caseworker's request.
+pub struct Desk(Session);
+
+impl std::ops::Deref for Desk {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.0
+    }
 }
 
 impl FromRequestParts<Arc<Service>> for Desk {
@@ -51,46 +45,7 @@ impl FromRequestParts<Arc<Service>> for Desk {
         parts: &mut Parts,
         service: &Arc<Service>,
     ) -> Result<Desk, Response> {
-        // The client address's budget first, as every page's (before any token is checked).
-        let Visit { service, lang } = Visit::from_request_parts(parts, service)
-            .await
-            .map_err(IntoResponse::into_response)?;
-        let session = cookie(&parts.headers, SESSION)
-            .unwrap_or_default()
-            .to_string();
-        let caller = match service.verifier.verify(&session) {
-            Ok(caller) if caller.role == Role::Caseworker => caller,
-            Ok(_) => return Err(message(lang, StatusCode::FORBIDDEN, "desk_not_caseworker")),
-            Err(_) => {
-                return Err(Redirect::to(&with_lang("/desk/sign-in", lang)).into_response());
-            }
-        };
-        service
-            .limits
-            .admit(Class::Read, Key::Caller(&caller.subject))
-            .await
-            .map_err(IntoResponse::into_response)?;
-        Ok(Desk {
-            service,
-            lang,
-            caller,
-            session,
-        })
-    }
-}
-
-impl Desk {
-    /// The refusal page for a state-changing post whose CSRF token or origin does not hold
-    /// (docs/web.md, "The caseworker desk"); `None`: it may proceed.
-    fn refusal(
-        &self,
-        headers: &axum::http::HeaderMap,
-        form: &[(String, String)],
-    ) -> Option<Response> {
-        let origin = self.service.desk.public_origin();
-        let token = form_value(form, "csrf");
-        let holds = csrf_holds(headers, origin.as_deref(), &self.session, token);
-        (!holds).then(|| message(self.lang, StatusCode::FORBIDDEN, "desk_refused"))
+        Session::of(DESK, parts, service).await.map(Desk)
     }
 }
 
@@ -99,14 +54,9 @@ pub fn routes() -> axum::Router<Arc<Service>> {
     use axum::routing::{get, post};
     axum::Router::new()
         .route("/desk", get(home))
-        .route(
-            "/desk/sign-in",
-            get(sign_in::start).post(sign_in::development),
-        )
-        .route("/desk/callback", get(sign_in::callback))
         .route("/desk/citizen", get(citizen))
         .route("/desk/citizen/evaluate", post(evaluate))
-        .route("/desk/sign-out", post(sign_out))
+        .merge(super::sign_in::routes(DESK))
 }
 
 /// The signed-in line, the sign-out form and the lookup form, on every desk page.
@@ -116,7 +66,7 @@ fn frame(desk: &Desk, user_id: &str, body: Markup) -> Markup {
         div.meta {
             (explain::fill(w("desk_signed_in_as"), &[("name", &desk.caller.subject), ("states", &desk.caller.states.join(", "))]))
             form.inline method="post" action="/desk/sign-out" {
-                input type="hidden" name="csrf" value=(csrf_token(&desk.session));
+                (desk.csrf_field())
                 button.secondary type="submit" { (w("desk_sign_out")) }
             }
         }
@@ -265,7 +215,7 @@ async fn citizen_body(
             @if let Some(state) = &profile.state { " · " (super::explorer::state_name(catalogue, lang, state)) }
         }
         form method="post" action="/desk/citizen/evaluate" {
-            input type="hidden" name="csrf" value=(csrf_token(&desk.session));
+            (desk.csrf_field())
             input type="hidden" name="user_id" value=(user_id);
             input type="hidden" name="lang" value=(lang.code());
             button type="submit" { (w("desk_reevaluate")) }
@@ -355,24 +305,8 @@ pub async fn evaluate(
         ))
         .into_response(),
         Err(problem) if problem.status == StatusCode::NOT_FOUND.as_u16() => {
-            message(lang, StatusCode::NOT_FOUND, "desk_not_found")
+            DESK.message(lang, StatusCode::NOT_FOUND, "desk_not_found")
         }
         Err(problem) => problem.into_response(),
     }
-}
-
-/// `POST /desk/sign-out`: the session cookie cleared.
-pub async fn sign_out(
-    desk: Desk,
-    headers: axum::http::HeaderMap,
-    Form(form): Form<Vec<(String, String)>>,
-) -> Response {
-    if let Some(refused) = desk.refusal(&headers, &form) {
-        return refused;
-    }
-    (
-        [set_cookie(SESSION, "", 0)],
-        Redirect::to(&with_lang("/", desk.lang)),
-    )
-        .into_response()
 }
