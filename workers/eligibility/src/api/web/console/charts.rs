@@ -43,8 +43,9 @@ const LABEL: f64 = 300.0;
 const NUMBER: f64 = 90.0;
 const ROW: f64 = 26.0;
 
-/// A chart of `bars` titled `title` (its id `id`), and the table of its numbers with the
-/// column headings `columns` (what a label is, what a number is).
+/// A chart of `bars` titled `title` (its id `id`; the page's heading above it says the title
+/// to readers), and the table of its numbers with the column headings `columns` (what a label
+/// is, what a number is).
 pub fn bar_chart(id: &str, title: &str, columns: (&str, &str), bars: &[Bar]) -> Markup {
     let longest = bars.iter().filter_map(|b| b.value).fold(0.0_f64, f64::max);
     let room = WIDTH - LABEL - NUMBER;
@@ -65,7 +66,6 @@ pub fn bar_chart(id: &str, title: &str, columns: (&str, &str), bars: &[Bar]) -> 
                     text x=(LABEL + length + 6.0) y=(y + ROW * 0.65) font-size="13" fill="#1f2328" { (bar.shown) }
                 }
             }
-            figcaption { (title) }
             table {
                 thead { tr { th scope="col" { (columns.0) } th scope="col" { (columns.1) } } }
                 tbody {
