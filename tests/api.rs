@@ -1184,6 +1184,26 @@ async fn the_admin_listener_serves_beside_the_api_and_slow_clients_are_cut_off()
         .await
         .unwrap();
     assert!(document["paths"]["/api/v1/rules/validate"]["post"].is_object());
+    // The rules console goes with the admin routes: its pages on the admin listener only (the
+    // API's listener answers its paths with the JSON 404 of a route that does not exist).
+    for (base, served) in [(&api.base, false), (&admin_base, true)] {
+        let response = api
+            .client
+            .get(format!("{base}/console/sign-in"))
+            .send()
+            .await
+            .unwrap();
+        let content_type = response.headers()[reqwest::header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            content_type.starts_with("text/html"),
+            served,
+            "{base}/console/sign-in: {} {content_type}",
+            response.status()
+        );
+    }
 
     let address = api.base.trim_start_matches("http://").to_string();
     let timeout = eligibility::api::HEADER_TIMEOUT;

@@ -249,7 +249,8 @@ fn no_serious_violations(audits: &serde_json::Map<String, Value>) {
 struct Provider(std::process::Child);
 
 impl Provider {
-    /// Starts the provider on `port` for the desk at `redirect`; its public keys go to `jwks`.
+    /// Starts the provider on `port` for the redirect URLs `redirect` (comma-separated: the
+    /// desk's and the console's); its public keys go to `jwks`.
     fn start(port: u16, redirect: &str, jwks: &std::path::Path) -> Provider {
         use std::io::BufRead;
         let mut child = Command::new("node")
@@ -303,7 +304,12 @@ async fn the_caseworker_desk_signs_in_with_openid_connect_and_sees_only_its_stat
     std::fs::create_dir_all(&out).unwrap();
     let jwks = out.join("oidc-jwks.json");
     let redirect = format!("http://127.0.0.1:{api_port}/desk/callback");
-    let _provider = Provider::start(issuer_port, &redirect, &jwks);
+    let console_redirect = format!("http://127.0.0.1:{api_port}/console/callback");
+    let _provider = Provider::start(
+        issuer_port,
+        &format!("{redirect},{console_redirect}"),
+        &jwks,
+    );
     let issuer = format!("http://127.0.0.1:{issuer_port}");
     let jwks_file = jwks.display().to_string();
     let api = Worker::start_api(
@@ -316,6 +322,10 @@ async fn the_caseworker_desk_signs_in_with_openid_connect_and_sees_only_its_stat
             ("ELIGIBILITY_API_JWT_ISSUER", issuer.as_str()),
             ("ELIGIBILITY_WEB_OIDC_ISSUER", issuer.as_str()),
             ("ELIGIBILITY_WEB_OIDC_REDIRECT_URL", redirect.as_str()),
+            (
+                "ELIGIBILITY_WEB_OIDC_CONSOLE_REDIRECT_URL",
+                console_redirect.as_str(),
+            ),
             ("ELIGIBILITY_WEB_OIDC_SCOPE", "openid desk"),
         ],
     );
@@ -421,6 +431,28 @@ async fn the_caseworker_desk_signs_in_with_openid_connect_and_sees_only_its_stat
         report["signedOut"]["cookie"], false,
         "{}",
         report["signedOut"]
+    );
+    // The rules console signs admins in through the same provider, at its own redirect URL;
+    // a caseworker's account is refused it.
+    let console = &report["console"];
+    assert!(
+        console["landed"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("http://127.0.0.1:{api_port}/console")),
+        "{console}"
+    );
+    assert!(
+        console["signedInAs"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("admin-policy (administrator)"),
+        "{console}"
+    );
+    assert_eq!(report["consoleCaseworker"]["status"], 403);
+    assert_eq!(
+        report["consoleCaseworker"]["alert"],
+        "This account is not an administrator's."
     );
     no_serious_violations(report["axe"].as_object().unwrap());
     drop(api);

@@ -24,13 +24,13 @@ async function audit(page, name) {
   report.axe[name] = await violations(page);
 }
 
-async function signIn(context, login) {
+async function signIn(context, login, area = "/desk") {
   const page = await context.newPage();
   await page.setViewport({ width: 1280, height: 900 });
   // axe is injected as a script of the page, which the pages' own policy rightly forbids.
   await page.setBypassCSP(true);
   page.setDefaultTimeout(20000);
-  await page.goto(`${base}/desk`, { waitUntil: "load" });
+  await page.goto(`${base}${area}`, { waitUntil: "load" });
   const atProvider = page.url();
   await page.type('input[name="login"]', login);
   await page.type('input[name="password"]', "any");
@@ -121,6 +121,21 @@ const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim(
   const context = await browser.createBrowserContext();
   const { page, status } = await signIn(context, "citizen-1");
   report.citizenAccount = { status, alert: await text(page, 'p[role="alert"]'), url: page.url() };
+  await context.close();
+}
+
+// An administrator signs in to the rules console through the same provider (its own redirect
+// URL); a caseworker is refused the console.
+{
+  const context = await browser.createBrowserContext();
+  const { page, atProvider, status } = await signIn(context, "admin-policy", "/console");
+  report.console = { atProvider, landed: page.url(), status, signedInAs: await text(page, "main .meta") };
+  await context.close();
+}
+{
+  const context = await browser.createBrowserContext();
+  const { page, status } = await signIn(context, "desk-karnataka", "/console");
+  report.consoleCaseworker = { status, alert: await text(page, 'p[role="alert"]') };
   await context.close();
 }
 

@@ -3,9 +3,10 @@
 // 127.0.0.1, with its development login pages (any user name signs in), one public client (the
 // desk: authorization code with PKCE S256) and JWT access tokens for the API's audience that carry
 // the API's claims: role `caseworker` and `states`, from the user name
-// (`desk-karnataka` → karnataka; `citizen-…` → role citizen).
+// (`desk-karnataka` → karnataka; `citizen-…` → role citizen; `admin-…` → role admin, for the rules
+// console).
 //
-//   node tools/browser/oidc.mjs PORT REDIRECT_URI JWKS_OUT
+//   node tools/browser/oidc.mjs PORT REDIRECT_URI[,REDIRECT_URI…] JWKS_OUT
 //
 // Writes the provider's public signing keys to JWKS_OUT (the API's ELIGIBILITY_API_JWKS_FILE),
 // then prints "ready" and serves until killed.
@@ -31,6 +32,7 @@ writeFileSync(jwksOut, JSON.stringify({ keys: [publicKey] }));
 // What a user name means to the API.
 function apiClaims(accountId) {
   if (accountId.startsWith("citizen-")) return { role: "citizen" };
+  if (accountId.startsWith("admin-")) return { role: "admin" };
   return { role: "caseworker", states: [accountId.replace(/^desk-/, "")] };
 }
 
@@ -39,7 +41,7 @@ const provider = new Provider(issuer, {
     {
       client_id: "eligibility-desk",
       token_endpoint_auth_method: "none",
-      redirect_uris: [redirectUri],
+      redirect_uris: redirectUri.split(","),
       grant_types: ["authorization_code"],
       response_types: ["code"],
     },
