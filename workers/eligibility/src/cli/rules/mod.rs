@@ -37,6 +37,9 @@ pub enum RulesCommand {
     /// set, against a population; per scheme and state, verdict transitions, monthly outlay,
     /// newly blocking gaps, affected users, conflicts introduced (docs/releases.md).
     Simulate(simulate::Args),
+    /// Store the corpus' rule versions a database lacks, as an evaluator does when it starts (a
+    /// database the API or the rules console serves before any evaluator ran, a bench).
+    Seed(releases::SeedArgs),
     /// Store a rule version as a proposal (it changes no verdict) with its population diff.
     Propose(releases::ProposeArgs),
     /// Approve a proposal (a second person) and publish it: the fleet takes it live.
@@ -114,6 +117,7 @@ pub fn run(command: RulesCommand) -> Result<ExitCode> {
         RulesCommand::Simulate(args) => simulate::run(&catalogue, args),
         RulesCommand::Coverage(args) => corpus::coverage(&catalogue, args),
         RulesCommand::Audit(args) => corpus::audit(&catalogue, args),
+        RulesCommand::Seed(args) => releases::seed(&catalogue, args),
         RulesCommand::Propose(args) => releases::propose(&catalogue, args),
         RulesCommand::Approve(args) => releases::decide(&catalogue, args, true),
         RulesCommand::Reject(args) => releases::decide(&catalogue, args, false),

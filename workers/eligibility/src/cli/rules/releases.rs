@@ -1,5 +1,5 @@
 //! `eligibility rules propose | approve | reject | proposal`: the review of a rule version before
-//! it goes live (docs/releases.md, "Review").
+//! it goes live (docs/releases.md, "Review"); `rules seed`: the corpus stored in a database.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +46,30 @@ pub struct ShowArgs {
     pub id: i64,
     #[command(flatten)]
     pub database: DatabaseArgs,
+}
+
+#[derive(clap::Args)]
+pub struct SeedArgs {
+    /// The rule files (default: the bundled corpus).
+    #[arg(long)]
+    pub rules: Option<PathBuf>,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+}
+
+/// Stores the corpus' versions the database lacks (`rules::store::seed`, as an evaluator at
+/// start); prints how many.
+pub fn seed(catalogue: &Catalogue, args: SeedArgs) -> Result<ExitCode> {
+    let corpus = crate::rules::source::load(catalogue, args.rules.as_deref())?;
+    let url = args.database.url()?;
+    runtime()?.block_on(async {
+        let pool =
+            fleet::postgres::pool_with_ca(&url, args.database.database_ca_file.as_deref(), 1)?;
+        let seeded = crate::rules::store::seed(&pool, &corpus).await?;
+        println!("{seeded} rule version(s) stored, of {}", corpus.rules.len());
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Validates and stores a proposal, then attaches its diff against the stored population.
