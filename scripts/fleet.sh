@@ -137,6 +137,11 @@ run_once() {
   done
   export FLEET_METRICS_ADDRS
   FLEET_METRICS_ADDRS=$(IFS=,; echo "${addrs[*]}")
+  # The processes whose CPU the bench charges to each update (docs/performance.md, "CPU per
+  # update"): the evaluators, and the local broker by its pid file.
+  export FLEET_BENCH_EVALUATOR_PIDS FLEET_BENCH_BROKER_PID_FILE
+  FLEET_BENCH_EVALUATOR_PIDS=$(IFS=,; echo "${workers[*]}")
+  FLEET_BENCH_BROKER_PID_FILE="${ELIGIBILITY_STACK_DIR:-$HOME/.cache/eligibility-stack}/broker/nisshi.pid"
   if [ "$explain_s" != 0 ]; then
     # One explainer, one request at a time against the CPU model (docs/explainer-model.md).
     local log="target/fleet-demo-explainer.log"

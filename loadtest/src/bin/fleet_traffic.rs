@@ -23,6 +23,7 @@ use fleet::events::*;
 use fleet::kafka::Outgoing;
 use fleet::topics::*;
 use loadtest::citizens::{CitizenSpec, Citizens};
+use loadtest::cpu::CpuSample;
 use loadtest::retention;
 use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::{Message, Offset, TopicPartitionList};
@@ -940,6 +941,12 @@ async fn bench(
             steps.join(", "),
             phase.events_per_update
         );
+        let cpu: Vec<String> = phase
+            .cpu_per_update
+            .iter()
+            .map(|(part, us)| format!("{part} {us:.0}"))
+            .collect();
+        println!("{:>10} µs CPU per update: {}", "", cpu.join(", "));
         let slowest = phase.seconds.iter().max_by_key(|&&(_, p99, _)| p99);
         if let (Some((second, p99, count)), true) = (slowest, rate > 0) {
             println!(
@@ -962,7 +969,11 @@ async fn bench(
         "(done/s: updates evaluated, published and committed per second from the first send; \
          latency: input record sent → pass summary published, {sent} updates in all; rows: tuples \
          PostgreSQL inserted, updated or deleted per update; pg: the worker's commit time per \
-         micro-batch)"
+         micro-batch; CPU per update: from the first send to the last commit, each process of \
+         the box, and the evaluators' threads by name: rdk:* librdkafka's (fetch, produce, \
+         their network I/O), tokio-runtime-w the runtime's (decode, plan, encode, the \
+         PostgreSQL and Redis clients), compute the pool the batch's validation and passes are \
+         spread over)"
     );
     Ok(())
 }
@@ -975,6 +986,9 @@ struct Phase {
     batch_size: f64,
     /// Where the worker's time went, ms per batch: (step, ms).
     steps: Vec<(&'static str, f64)>,
+    /// µs of CPU per update of each part of the box, from the first send to the last commit
+    /// (`loadtest::cpu`).
+    cpu_per_update: Vec<(String, f64)>,
     events_per_update: f64,
     /// Each second of the phase: (second, p99 ms of the updates sent in it, how many).
     seconds: Vec<(i64, i64, usize)>,
@@ -1078,6 +1092,7 @@ async fn run_phase(
     // phase's highest.
     let unread = env.ends_of(&PUBLISHED[1..])?;
     let phase_done = std::sync::atomic::AtomicBool::new(false);
+    let cpu_before = CpuSample::take();
     let t = Instant::now();
     let sending = async {
         // Paced in 10 ms ticks; the whole phase at once when the rate is 0.
@@ -1110,10 +1125,11 @@ async fn run_phase(
         )
         .await?;
         let elapsed = t.elapsed();
+        let cpu_after = CpuSample::take();
         phase_done.store(true, std::sync::atomic::Ordering::SeqCst);
-        Ok::<_, anyhow::Error>(elapsed)
+        Ok::<_, anyhow::Error>((elapsed, cpu_after))
     };
-    let (elapsed, published) = tokio::try_join!(
+    let ((elapsed, cpu_after), published) = tokio::try_join!(
         sending,
         read_summaries(
             env,
@@ -1199,6 +1215,7 @@ async fn run_phase(
     };
     let events = produced(&metrics_after) - produced(&metrics_before);
     Ok(Phase {
+        cpu_per_update: cpu_before.per_update(&cpu_after, profiles.len()),
         steps,
         events_per_update: events / profiles.len() as f64,
         throughput: profiles.len() as f64 / elapsed.as_secs_f64(),

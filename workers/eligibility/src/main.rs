@@ -6,5 +6,11 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // The compute pool's threads by a name of their own (each would otherwise take the name of
+    // the thread that first used the pool, often an async runtime's): a profile, and the fleet
+    // bench's CPU per update, tell the passes from the runtime (docs/performance.md).
+    let _ = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("compute-{i}"))
+        .build_global();
     eligibility::cli::run()
 }
