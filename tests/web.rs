@@ -515,6 +515,30 @@ async fn the_rules_console_drafts_reviews_and_releases_a_change() {
     assert_eq!(session["httpOnly"], true);
     assert_eq!(session["path"], "/console");
 
+    // Checked as it is typed, under the pages' own policy: the problem at its place without a
+    // post, gone when undone.
+    let live = &report["live"];
+    assert!(
+        live["shown"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("does not apply to `identity.age`"),
+        "{live}"
+    );
+    assert!(
+        live["status"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Problems found: 1."),
+        "{live}"
+    );
+    assert_eq!(live["cleared"], true, "{live}");
+    assert_eq!(
+        live["statusAfter"], "No problems found: this draft can be proposed.",
+        "{live}"
+    );
+    assert_eq!(live["violations"], serde_json::json!([]), "{live}");
+    assert_eq!(live["url"], "/console/draft", "no post: {live}");
     // A condition's field changed so its value no longer fits: refused, shown at its place.
     let age = report["agePointer"].as_str().expect("the age condition");
     let broken = &report["broken"];

@@ -36,8 +36,8 @@ use axum::routing::get;
 use crate::api::service::Service;
 
 /// The pages' content security policy: their inline stylesheet (by its hash: one round trip
-/// fewer before the first paint on a slow network), their own script, forms posted only here,
-/// never framed.
+/// fewer before the first paint on a slow network), their own script (which may ask only this
+/// host: the console draft's live check), forms posted only here, never framed.
 pub fn content_security_policy() -> &'static str {
     static POLICY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     POLICY.get_or_init(|| {
@@ -47,7 +47,7 @@ pub fn content_security_policy() -> &'static str {
             .encode(Sha256::digest(layout::STYLESHEET.as_bytes()));
         format!(
             "default-src 'none'; style-src 'sha256-{hash}'; script-src 'self'; img-src 'self'; \
-             form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+             connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
         )
     })
 }

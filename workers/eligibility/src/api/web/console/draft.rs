@@ -19,6 +19,7 @@ use engine::catalogue::{FieldSpec, FieldType};
 use engine::error::Problem as RuleProblem;
 use engine::tree::Op;
 use engine::{Catalogue, Rule};
+use explain::Language;
 use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -27,6 +28,7 @@ use super::Console;
 use crate::api::proposals::submit;
 use crate::api::web::form_value;
 use crate::api::web::layout::with_lang;
+use crate::rules::book::RuleBook;
 use crate::rules::proposals::check_new_version;
 
 /// The prefix of a form input that edits the document at the JSON pointer after it.
@@ -151,68 +153,59 @@ struct Draft<'a> {
     reason: &'a str,
 }
 
-/// `POST /console/draft`: check the draft (from the form or the YAML), change its shape (a
-/// condition added or removed), or propose it.
-pub async fn step(
-    console: Console,
-    headers: HeaderMap,
-    Form(form): Form<Vec<(String, String)>>,
-) -> Response {
-    if let Some(refused) = console.refusal(&headers, &form) {
-        return refused;
-    }
-    let lang = console.lang;
-    let book = console.service.book();
+/// A posted draft, checked: the text it proposes, the document the form is drawn from (None
+/// where the YAML does not read), the validator's problems, the notice, the rule where valid.
+struct Checked {
+    text: String,
+    document: Option<Value>,
+    problems: Vec<RuleProblem>,
+    notice: Option<&'static str>,
+    rule: Option<Rule>,
+}
+
+/// The draft of a posted form: the YAML box where it was edited (it wins, and the form's edits
+/// of the same post are set aside, said in the notice), else the form's values written into
+/// the YAML the page was drawn from; then the form's change of shape (`action`), the rule
+/// validator and the version check. Pure: stores nothing.
+fn check(book: &RuleBook, lang: Language, form: &[(String, String)]) -> Checked {
     let catalogue = &book.catalogue;
-    let scheme = form_value(&form, "scheme").unwrap_or_default();
     // Browsers post every line break as CRLF.
-    let base = form_value(&form, "base")
+    let base = form_value(form, "base")
         .unwrap_or_default()
         .replace("\r\n", "\n");
-    let typed = form_value(&form, "yaml")
+    let typed = form_value(form, "yaml")
         .unwrap_or_default()
         .replace("\r\n", "\n");
-    let action = form_value(&form, "action").unwrap_or("check");
-    let reason = form_value(&form, "reason").unwrap_or_default().trim();
-    // The YAML box edited: it wins (the form's values are set aside, said where they differ);
-    // else the form's values written into the YAML it was drawn from.
+    let action = form_value(form, "action").unwrap_or("check");
     let yaml_edited = typed.trim_end() != base.trim_end();
-    let source = if yaml_edited { &typed } else { &base };
-    let mut document = match engine::yaml::read_bounded(source) {
+    let source = if yaml_edited { typed } else { base.clone() };
+    let mut document = match engine::yaml::read_bounded(&source) {
         Ok(document) => document,
         Err(reason) => {
-            let problems = vec![problem("", &reason)];
-            let draft = Draft {
-                scheme,
-                base: source,
+            return Checked {
+                text: source,
                 document: None,
-                problems,
+                problems: vec![problem("", &reason)],
                 notice: None,
-                reason: "",
+                rule: None,
             };
-            return editor(
-                &console,
-                catalogue,
-                &draft,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            );
         }
     };
     let mut notice = None;
     if yaml_edited {
         let mut drawn = engine::yaml::read_bounded(&base).unwrap_or(Value::Null);
         let before = drawn.clone();
-        apply_form(catalogue, &mut drawn, &form);
+        apply_form(catalogue, &mut drawn, form);
         if drawn != before {
             notice = Some(lang.page("console_form_set_aside"));
         }
     } else {
-        apply_form(catalogue, &mut document, &form);
+        apply_form(catalogue, &mut document, form);
     }
     let reshaped = reshape(&mut document, action);
     // The text proposed is the YAML as typed where it was typed and nothing was reshaped.
     let text = if yaml_edited && !reshaped {
-        typed.clone()
+        source
     } else {
         yaml(&document)
     };
@@ -228,14 +221,47 @@ pub async fn step(
                 vec![problem(path, reason)]
             })
     });
-    let mut problems = parsed.as_ref().err().cloned().unwrap_or_default();
+    let (rule, problems) = match parsed {
+        Ok(rule) => (Some(rule), Vec::new()),
+        Err(problems) => (None, problems),
+    };
+    Checked {
+        text,
+        document: Some(document),
+        problems,
+        notice,
+        rule,
+    }
+}
+
+/// `POST /console/draft`: check the draft (from the form or the YAML), change its shape (a
+/// condition added or removed), or propose it.
+pub async fn step(
+    console: Console,
+    headers: HeaderMap,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Response {
+    if let Some(refused) = console.refusal(&headers, &form) {
+        return refused;
+    }
+    let lang = console.lang;
+    let book = console.service.book();
+    let scheme = form_value(&form, "scheme").unwrap_or_default();
+    let reason = form_value(&form, "reason").unwrap_or_default().trim();
+    let Checked {
+        text,
+        document,
+        mut problems,
+        notice,
+        rule,
+    } = check(&book, lang, &form);
     let mut status = if problems.is_empty() {
         StatusCode::OK
     } else {
         StatusCode::UNPROCESSABLE_ENTITY
     };
-    if action == "propose"
-        && let Ok(rule) = &parsed
+    if form_value(&form, "action") == Some("propose")
+        && let Some(rule) = &rule
     {
         if let Err(refused) = console.admit_change().await {
             return refused;
@@ -258,12 +284,33 @@ pub async fn step(
     let draft = Draft {
         scheme,
         base: &text,
-        document: Some(&document),
+        document: document.as_ref(),
         problems,
         notice,
         reason,
     };
-    editor(&console, catalogue, &draft, status)
+    editor(&console, &book.catalogue, &draft, status)
+}
+
+/// `POST /console/draft/check`: the draft of a posted form checked as the page's script posts
+/// it while the officer types (docs/web.md, "The rules console"): its problems as JSON
+/// (`[{"path", "reason"}]`), nothing stored. The page works without it: the same check runs on
+/// every post of the form.
+pub async fn live_check(
+    console: Console,
+    headers: HeaderMap,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Response {
+    if let Some(refused) = console.refusal(&headers, &form) {
+        return refused;
+    }
+    let checked = check(&console.service.book(), console.lang, &form);
+    let problems: Vec<Value> = checked
+        .problems
+        .iter()
+        .map(|p| json!({"path": p.path, "reason": p.reason}))
+        .collect();
+    axum::Json(json!({ "problems": problems })).into_response()
 }
 
 fn problem(path: &str, reason: &str) -> RuleProblem {
@@ -417,8 +464,10 @@ fn editor(console: &Console, catalogue: &Catalogue, draft: &Draft, status: Statu
                 } }
             }
         }
-        form method="post" action="/console/draft" {
+        form method="post" action="/console/draft" data-live-check="/console/draft/check"
+            data-none=(w("console_draft_valid")) data-some=(w("console_problems")) {
             (console.csrf_field())
+            p.meta data-live-status role="status" aria-live="polite" {}
             input type="hidden" name="lang" value=(lang.code());
             input type="hidden" name="scheme" value=(draft.scheme);
             input type="hidden" name="base" value=(draft.base);

@@ -63,6 +63,7 @@ pub fn routes() -> axum::Router<Arc<Service>> {
     axum::Router::new()
         .route("/console", get(home))
         .route("/console/draft", get(draft::start).post(draft::step))
+        .route("/console/draft/check", post(draft::live_check))
         .route("/console/proposals/{id}", get(review::proposal))
         .route("/console/proposals/{id}/decision", post(review::decide))
         .route("/console/releases", get(releases::list))
