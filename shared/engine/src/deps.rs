@@ -53,11 +53,46 @@ impl DependencyIndex {
         before: &Profile,
         after: &Profile,
     ) -> Vec<bool> {
+        self.leaves_moved_where(change, before, after, |_| true)
+    }
+
+    /// [`Self::leaves_moved`] for the rules `asked` (indices) only, every other rule said moved
+    /// (the answer that is always safe): a pass asks it of its candidates, the rules of the
+    /// citizen's state and the central ones, and the leaves of other states' rules, most of an
+    /// index over a whole country's rules, are not tested.
+    pub fn leaves_moved_among(
+        &self,
+        change: &ProfileChange,
+        before: &Profile,
+        after: &Profile,
+        asked: &[usize],
+    ) -> Vec<bool> {
+        let mut wanted = vec![false; self.rule_count];
+        for &rule in asked {
+            wanted[rule] = true;
+        }
+        let mut moved = self.leaves_moved_where(change, before, after, |rule| wanted[rule]);
+        for (moved, wanted) in moved.iter_mut().zip(&wanted) {
+            *moved |= !wanted;
+        }
+        moved
+    }
+
+    fn leaves_moved_where(
+        &self,
+        change: &ProfileChange,
+        before: &Profile,
+        after: &Profile,
+        asked: impl Fn(usize) -> bool,
+    ) -> Vec<bool> {
         let mut moved = vec![false; self.rule_count];
         for &field in &change.fields {
             let (was, now) = (before.get(field), after.get(field));
             for (rule, op, operand) in &self.conditions[field] {
-                if !moved[*rule] && test(*op, operand, was) != test(*op, operand, now) {
+                if !moved[*rule]
+                    && asked(*rule)
+                    && test(*op, operand, was) != test(*op, operand, now)
+                {
                     moved[*rule] = true;
                 }
             }

@@ -318,10 +318,12 @@ fn plan(
     for index in book.reading(&change.fields) {
         reads_changed[index] = true;
     }
-    // Each rule's leaves on the changed fields, compared once for the whole pass: asked below of
-    // the rules a new profile reaches.
+    // Each candidate's leaves on the changed fields, compared once for the whole pass: asked
+    // below of the rules a new profile reaches (other states' rules are never asked).
     let leaves_moved = match (&before, inputs.only) {
-        (Some(before), None) if !inputs.full => book.leaves_moved(&change, before, &inputs.profile),
+        (Some(before), None) if !inputs.full => {
+            book.leaves_moved(&change, before, &inputs.profile, &candidates.indices)
+        }
         _ => Vec::new(),
     };
     // A re-evaluation brings no new data: of the rules reading the age, those whose outcome

@@ -337,14 +337,16 @@ impl RuleBook {
     }
 
     /// By book index: whether a leaf on one of `change`'s fields has another truth for `after`
-    /// than for `before` (`engine::deps::DependencyIndex::leaves_moved`).
+    /// than for `before`, for the rules `asked`; every other rule is said moved
+    /// (`engine::deps::DependencyIndex::leaves_moved_among`).
     pub fn leaves_moved(
         &self,
         change: &engine::deps::ProfileChange,
         before: &Profile,
         after: &Profile,
+        asked: &[usize],
     ) -> Vec<bool> {
-        self.index.leaves_moved(change, before, after)
+        self.index.leaves_moved_among(change, before, after, asked)
     }
 
     /// The rules (indices) that read any of `fields`, sorted.
