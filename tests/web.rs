@@ -217,6 +217,58 @@ async fn the_pages_work_in_a_real_browser_in_three_languages() {
     drop(api);
 }
 
+/// Over the client address's `public` budget a page answers 429 as a page in the reader's
+/// language saying when to try again, with `Retry-After` (not the API's JSON problem).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_over_the_budget_says_when_to_try_again_in_the_readers_language() {
+    let stack = Stack::get();
+    let database_url = stack.fresh_database("e2e_web_busy").await;
+    let port = free_port();
+    let api = Worker::start_api(
+        &stack,
+        &database_url,
+        port,
+        "a-development-secret-of-32-bytes-or-more",
+        &[(
+            "ELIGIBILITY_API_RATE_LIMITS",
+            "read=100/100,check=10/10,evaluate=5/5,admin=10/10,public=2/2",
+        )],
+    );
+    api.wait_ready(Duration::from_secs(60));
+    let client = reqwest::Client::new();
+    let mut statuses = Vec::new();
+    let mut last = None;
+    for _ in 0..3 {
+        let response = client
+            .get(format!("http://127.0.0.1:{port}/?lang=hi"))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+        last = Some(response);
+    }
+    let response = last.unwrap();
+    assert_eq!(statuses[2], 429, "{statuses:?}");
+    let seconds: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"),
+        "a page, not the API's problem"
+    );
+    let page = response.text().await.unwrap();
+    let hindi = explain::Language::Hi;
+    let said = explain::fill(hindi.page("busy"), &[("seconds", &seconds.to_string())]);
+    assert!(page.contains(&said), "{page}");
+    assert!(page.contains("lang=\"hi\""), "{page}");
+    drop(api);
+}
+
 /// `eligibility api serve` over the fleet's database, its tokens checked with the development
 /// secret and its development sign-in forms on, ready; and its port.
 fn development_api(f: &Fleet) -> (Worker, u16) {

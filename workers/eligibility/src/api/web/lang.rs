@@ -1,13 +1,16 @@
-//! A page request: admitted against the client address's `public` budget (docs/web.md), in the
-//! page's language: `?lang=<code>` (the switcher's links), else the first language of the
-//! browser's `Accept-Language` the pages speak, else English.
+//! A page request: admitted against the client address's `public` budget (docs/web.md; over it,
+//! a page in the reader's language saying when to try again), in the page's language:
+//! `?lang=<code>` (the switcher's links), else the first language of the browser's
+//! `Accept-Language` the pages speak, else English.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::header::ACCEPT_LANGUAGE;
+use axum::http::header::{ACCEPT_LANGUAGE, RETRY_AFTER};
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use explain::Language;
 
 use crate::api::limits::Class;
@@ -21,24 +24,48 @@ pub struct Visit {
 }
 
 impl FromRequestParts<Arc<Service>> for Visit {
-    type Rejection = Problem;
+    type Rejection = Response;
 
     async fn from_request_parts(
         parts: &mut Parts,
         service: &Arc<Service>,
-    ) -> Result<Visit, Problem> {
+    ) -> Result<Visit, Response> {
+        let Ok(Lang(lang)) = Lang::from_request_parts(parts, service).await;
         let client = ConnectInfo::<SocketAddr>::from_request_parts(parts, service)
             .await
-            .map_err(|_| Problem::not_found())?;
-        service
+            .map_err(|_| Problem::not_found().into_response())?;
+        if let Err(problem) = service
             .admit_anonymous(Class::Public, client.ip(), &parts.headers)
-            .await?;
-        let Ok(Lang(lang)) = Lang::from_request_parts(parts, service).await;
+            .await
+        {
+            return Err(match problem.retry_after_seconds {
+                Some(seconds) => busy(lang, seconds),
+                None => problem.into_response(),
+            });
+        }
         Ok(Visit {
             service: service.clone(),
             lang,
         })
     }
+}
+
+/// The page of a request over the address's budget (429): in the reader's language, saying
+/// when to try again, with `Retry-After` (docs/web.md, "How they are built").
+fn busy(lang: Language, seconds: u64) -> Response {
+    let text = explain::fill(lang.page("busy"), &[("seconds", &seconds.to_string())]);
+    let body = maud::html! { p role="alert" { (text) } };
+    let mut response = super::html(super::layout::page(
+        lang,
+        lang.page("busy_title"),
+        "/",
+        body,
+    ));
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(seconds));
+    response
 }
 
 /// The language a page is rendered in.
