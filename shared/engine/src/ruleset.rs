@@ -76,6 +76,15 @@ impl RuleSet {
         RuleSet { rules }
     }
 
+    /// The version of `scheme_id` in effect on `as_of`, else its newest: the one a page or a
+    /// route shows of a scheme.
+    pub fn in_effect_or_newest(&self, scheme_id: &str, as_of: Date) -> Option<&Rule> {
+        self.in_effect(as_of)
+            .into_iter()
+            .find(|r| r.scheme_id == scheme_id)
+            .or_else(|| self.rules.iter().rev().find(|r| r.scheme_id == scheme_id))
+    }
+
     pub fn get(&self, rule_id: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.rule_id == rule_id)
     }

@@ -37,19 +37,9 @@ pub async fn public_rule(
         .admit_anonymous(Class::Public, client.ip(), &headers)
         .await?;
     let book = service.book();
-    let today = crate::clock::today();
     let rule = book
         .rules
-        .in_effect(today)
-        .into_iter()
-        .find(|r| r.scheme_id == scheme_id)
-        .or_else(|| {
-            book.rules
-                .rules
-                .iter()
-                .rev()
-                .find(|r| r.scheme_id == scheme_id)
-        })
+        .in_effect_or_newest(&scheme_id, crate::clock::today())
         .ok_or_else(Problem::not_found)?;
     let mut document = rule.document.clone();
     if let Some(object) = document.as_object_mut() {
@@ -193,10 +183,7 @@ async fn admitted(
     peer: SocketAddr,
     headers: &HeaderMap,
 ) -> Result<Caller, Problem> {
-    if !service
-        .admin_networks
-        .contains(service.client(peer.ip(), headers))
-    {
+    if !service.in_admin_networks(peer.ip(), headers) {
         return Err(Problem::not_found());
     }
     let caller = service.admit(class, peer.ip(), headers).await?;

@@ -89,6 +89,13 @@ impl Service {
         Ok(())
     }
 
+    /// Whether the client (behind the trusted proxies) is in the admin networks: the admin
+    /// routes and the rules console answer no one else (docs/api.md, "Authentication and
+    /// roles").
+    pub fn in_admin_networks(&self, peer: IpAddr, headers: &HeaderMap) -> bool {
+        self.admin_networks.contains(self.client(peer, headers))
+    }
+
     /// The client's address behind the trusted proxies (docs/api.md, "Client address").
     pub fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
         client_address(peer, headers, &self.trusted_proxies)

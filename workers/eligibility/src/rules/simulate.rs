@@ -362,7 +362,7 @@ pub struct Totals {
 pub const SMALL_CELL: usize = 10;
 
 /// A count as admins see it: itself, or `"<10"` when it is small enough to single out people.
-fn cell(count: u64) -> serde_json::Value {
+pub fn cell(count: u64) -> serde_json::Value {
     if count < SMALL_CELL as u64 {
         serde_json::Value::from(format!("<{SMALL_CELL}"))
     } else {

@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use super::layout::{page, with_lang};
 use super::session::{DESK, Session};
-use super::{form_value, html};
+use super::{form_value, html, verdict_name_word, verdict_word};
 use crate::api::auth::Caller;
 use crate::api::citizens::{Stored, queue_evaluation, rule_of, stored_user};
 use crate::api::limits::{Class, Key};
@@ -227,7 +227,7 @@ async fn citizen_body(
                 @for (scheme, verdict, _, _) in &rows {
                     tr {
                         td { a href=(with_lang(&format!("/schemes/{scheme}"), lang)) { (name(scheme)) } }
-                        td { (w(verdict_key(verdict.known.verdict))) }
+                        td { (verdict_word(lang, verdict.known.verdict)) }
                         td { (verdict.known.score) }
                         td { (lang.date(verdict.as_of)) }
                     }
@@ -255,23 +255,13 @@ async fn citizen_body(
                             td { (as_of) }
                             td { (name(scheme)) }
                             td { (version) }
-                            td { (Verdict::from_name(verdict).map_or(verdict.as_str(), |v| w(verdict_key(v)))) }
+                            td { (verdict_name_word(lang, verdict)) }
                             td { (score) }
                         }
                     }
                 }
             }
         }
-    }
-}
-
-/// The page word of a verdict.
-fn verdict_key(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Eligible => "desk_verdict_eligible",
-        Verdict::PartialMatch => "desk_verdict_partial_match",
-        Verdict::NotEligible => "desk_verdict_not_eligible",
-        Verdict::NotApplicable => "desk_verdict_not_applicable",
     }
 }
 

@@ -117,12 +117,7 @@ pub async fn scheme(Visit { service, lang }: Visit, Path(scheme_id): Path<String
         .filter(|r| r.scheme_id == scheme_id)
         .collect();
     versions.sort_by_key(|r| r.version);
-    let rule = book
-        .rules
-        .in_effect(today)
-        .into_iter()
-        .find(|r| r.scheme_id == scheme_id)
-        .or_else(|| versions.last().copied());
+    let rule = book.rules.in_effect_or_newest(&scheme_id, today);
     let Some(rule) = rule else {
         return super::message(
             lang,

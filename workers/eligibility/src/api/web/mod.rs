@@ -98,6 +98,23 @@ pub fn with_query(path: &str, pairs: &[(&str, &str)]) -> String {
     format!("{path}?{}", query.finish())
 }
 
+/// A verdict in the page's words.
+pub fn verdict_word(lang: explain::Language, verdict: engine::Verdict) -> &'static str {
+    use engine::Verdict;
+    lang.page(match verdict {
+        Verdict::Eligible => "desk_verdict_eligible",
+        Verdict::PartialMatch => "desk_verdict_partial_match",
+        Verdict::NotEligible => "desk_verdict_not_eligible",
+        Verdict::NotApplicable => "desk_verdict_not_applicable",
+    })
+}
+
+/// A verdict's stored name (`ELIGIBLE`, as the audit log and the diffs hold it) in the page's
+/// words; a name that is no verdict's as it is.
+pub fn verdict_name_word(lang: explain::Language, name: &str) -> &str {
+    engine::Verdict::from_name(name).map_or(name, |v| verdict_word(lang, v))
+}
+
 /// The first value of `key` in a posted form.
 pub fn form_value<'a>(form: &'a [(String, String)], key: &str) -> Option<&'a str> {
     form.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())

@@ -89,10 +89,7 @@ impl Area {
         peer: std::net::SocketAddr,
         headers: &HeaderMap,
     ) -> Result<(), Problem> {
-        let allowed = !self.admin_networks_only
-            || service
-                .admin_networks
-                .contains(service.client(peer.ip(), headers));
+        let allowed = !self.admin_networks_only || service.in_admin_networks(peer.ip(), headers);
         if allowed {
             Ok(())
         } else {

@@ -28,6 +28,21 @@ pub enum Tone {
 }
 
 impl Tone {
+    /// The tone of a verdict transition (verdicts by their stored names; `from` None: a first
+    /// evaluation): gaining ELIGIBLE, losing it, or anything else (no change included).
+    pub fn of_transition(from: Option<&str>, to: &str) -> Tone {
+        let eligible = engine::Verdict::Eligible.name();
+        if from == Some(to) {
+            Tone::Neutral
+        } else if to == eligible {
+            Tone::Gain
+        } else if from == Some(eligible) {
+            Tone::Loss
+        } else {
+            Tone::Neutral
+        }
+    }
+
     fn fill(self) -> &'static str {
         match self {
             Tone::Gain => "#1a7f37",
@@ -92,6 +107,27 @@ fn clip(label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transition_is_toned_by_what_it_does_to_eligible() {
+        assert_eq!(
+            Tone::of_transition(Some("NOT_ELIGIBLE"), "ELIGIBLE"),
+            Tone::Gain
+        );
+        assert_eq!(Tone::of_transition(None, "ELIGIBLE"), Tone::Gain);
+        assert_eq!(
+            Tone::of_transition(Some("ELIGIBLE"), "PARTIAL_MATCH"),
+            Tone::Loss
+        );
+        assert_eq!(
+            Tone::of_transition(Some("ELIGIBLE"), "ELIGIBLE"),
+            Tone::Neutral
+        );
+        assert_eq!(
+            Tone::of_transition(Some("PARTIAL_MATCH"), "NOT_ELIGIBLE"),
+            Tone::Neutral
+        );
+    }
 
     #[test]
     fn bars_are_as_long_as_their_numbers_and_a_withheld_one_has_none() {

@@ -50,7 +50,7 @@ pub async fn start(console: Console, Query(start): Query<Start>) -> Response {
     let Some(rule) = start
         .scheme
         .as_deref()
-        .and_then(|s| current(&book.rules, s))
+        .and_then(|s| book.rules.in_effect_or_newest(s, crate::clock::today()))
     else {
         let mut schemes: Vec<(String, &str)> = book
             .rules
@@ -88,21 +88,6 @@ pub async fn start(console: Console, Query(start): Query<Start>) -> Response {
         reason: "",
     };
     editor(&console, catalogue, &draft, StatusCode::OK)
-}
-
-/// The scheme's version in effect today, else its newest.
-fn current<'a>(rules: &'a engine::RuleSet, scheme: &str) -> Option<&'a Rule> {
-    rules
-        .in_effect(crate::clock::today())
-        .into_iter()
-        .find(|r| r.scheme_id == scheme)
-        .or_else(|| {
-            rules
-                .rules
-                .iter()
-                .filter(|r| r.scheme_id == scheme)
-                .max_by_key(|r| r.version)
-        })
 }
 
 /// `rule`'s document as the scheme's next version: the version one above its newest, the
@@ -805,7 +790,9 @@ mod tests {
     fn the_next_version_of_a_rule_is_one_above_the_schemes_newest() {
         let catalogue = Catalogue::bundled();
         let rules = engine::RuleSet::bundled(&catalogue).unwrap();
-        let rule = current(&rules, "sch_ka_old_age_pension").unwrap();
+        let rule = rules
+            .in_effect_or_newest("sch_ka_old_age_pension", crate::clock::today())
+            .unwrap();
         let next = next_version(&rules, rule, "admin-a");
         assert_eq!(next["rule_id"], "rule_ka_oap_002");
         assert_eq!(next["version"], 2);

@@ -12,7 +12,8 @@ use super::Console;
 use super::charts::{Bar, Tone, bar_chart};
 use crate::api::problem::Problem;
 use crate::api::web::layout::with_lang;
-use crate::rules::simulate::SMALL_CELL;
+use crate::api::web::verdict_name_word;
+use crate::rules::simulate::cell;
 
 /// Releases listed (the newest).
 pub const LISTED: i64 = 100;
@@ -160,14 +161,9 @@ pub async fn release(console: Console, Path(rule_id): Path<String>) -> Response 
         w("console_release_title"),
         &[("scheme", &name), ("version", &release.version.to_string())],
     );
-    let shown = |n: i64| {
-        if n < SMALL_CELL as i64 {
-            (None, format!("<{SMALL_CELL}"))
-        } else {
-            (Some(n as f64), engine::format::indian_number(n as f64))
-        }
-    };
-    let verdict = |name: &str| super::review::verdict_words(lang, name);
+    // Counts as admins see every count (`simulate::cell`: small ones withheld).
+    let shown = |n: i64| super::review::count(&cell(n.max(0) as u64));
+    let verdict = |name: &str| verdict_name_word(lang, name).to_string();
     let body = html! {
         dl.facts {
             dt { (w("console_stored_at")) } dd { (release.stored_at) " UTC · " (release.stored_by) }
@@ -196,12 +192,7 @@ pub async fn release(console: Console, Path(rule_id): Path<String>) -> Response 
                             label: format!("{from_words} → {}", verdict(to)),
                             value,
                             shown,
-                            tone: match (from.as_deref(), to.as_str()) {
-                                (Some(f), t) if f == t => Tone::Neutral,
-                                (_, "ELIGIBLE") => Tone::Gain,
-                                (Some("ELIGIBLE"), _) => Tone::Loss,
-                                _ => Tone::Neutral,
-                            },
+                            tone: Tone::of_transition(from.as_deref(), to),
                         }
                     }).collect::<Vec<_>>()))
             }

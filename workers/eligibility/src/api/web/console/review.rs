@@ -8,8 +8,7 @@ use axum::Form;
 use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use engine::{Rule, Verdict};
-use explain::Language;
+use engine::Rule;
 use maud::{Markup, html};
 use serde_json::Value;
 
@@ -17,8 +16,8 @@ use super::Console;
 use super::charts::{Bar, Tone, bar_chart};
 use crate::api::problem::Problem;
 use crate::api::proposals::{Decision, decide_as, find};
-use crate::api::web::form_value;
 use crate::api::web::layout::with_lang;
+use crate::api::web::{form_value, verdict_name_word};
 use crate::rules::jobs;
 use crate::rules::proposals::Proposal;
 
@@ -133,19 +132,9 @@ fn changes(console: &Console, proposal: &Proposal) -> Markup {
     }
 }
 
-/// A verdict name of a diff (`ELIGIBLE`) in words.
-pub fn verdict_words(lang: Language, name: &str) -> String {
-    match Verdict::from_name(name) {
-        Some(Verdict::Eligible) => lang.page("desk_verdict_eligible").to_string(),
-        Some(Verdict::PartialMatch) => lang.page("desk_verdict_partial_match").to_string(),
-        Some(Verdict::NotEligible) => lang.page("desk_verdict_not_eligible").to_string(),
-        Some(Verdict::NotApplicable) => lang.page("desk_verdict_not_applicable").to_string(),
-        None => name.to_string(),
-    }
-}
-
-/// A count of the diff as admins see it: a number, or `"<10"` (withheld).
-fn count(value: &Value) -> (Option<f64>, String) {
+/// A count of a diff as admins see it (`rules::simulate::cell`): a number, or `"<10"`
+/// (withheld): its bar's length (none where withheld) and its words.
+pub fn count(value: &Value) -> (Option<f64>, String) {
     match value {
         Value::Number(n) => (
             n.as_f64(),
@@ -168,9 +157,9 @@ fn impact(console: &Console, diff: &Value) -> Markup {
     let mut transitions = Vec::new();
     let mut outlay = Vec::new();
     let mut gaps = Vec::new();
-    let schemes = diff["schemes"].as_object().cloned().unwrap_or_default();
-    let several = schemes.len() > 1;
-    for (scheme, states) in &schemes {
+    let schemes = diff["schemes"].as_object();
+    let several = schemes.is_some_and(|s| s.len() > 1);
+    for (scheme, states) in schemes.into_iter().flatten() {
         let prefix = if several {
             format!(
                 "{} · ",
@@ -188,23 +177,16 @@ fn impact(console: &Console, diff: &Value) -> Markup {
                 if from == to {
                     continue;
                 }
-                let tone = if to == "ELIGIBLE" {
-                    Tone::Gain
-                } else if from == "ELIGIBLE" {
-                    Tone::Loss
-                } else {
-                    Tone::Neutral
-                };
                 let (value, shown) = count(n);
                 transitions.push(Bar {
                     label: format!(
                         "{place}: {} → {}",
-                        verdict_words(lang, from),
-                        verdict_words(lang, to)
+                        verdict_name_word(lang, from),
+                        verdict_name_word(lang, to)
                     ),
                     value,
                     shown,
-                    tone,
+                    tone: Tone::of_transition(Some(from), to),
                 });
             }
             for (key, word, tone) in [
@@ -239,10 +221,9 @@ fn impact(console: &Console, diff: &Value) -> Markup {
             }
         }
     }
-    let conflicts = diff["conflicts_introduced"]
+    let conflicts: &[Value] = diff["conflicts_introduced"]
         .as_array()
-        .cloned()
-        .unwrap_or_default();
+        .map_or(&[], Vec::as_slice);
     html! {
         p { (explain::fill(w("console_impact_over"), &[("citizens", &citizens), ("date", diff["as_of"].as_str().unwrap_or_default())])) }
         p.meta { (w("console_small_cells")) }
@@ -264,7 +245,7 @@ fn impact(console: &Console, diff: &Value) -> Markup {
         @if conflicts.is_empty() {
             p { (w("console_no_conflicts")) }
         } @else {
-            ul { @for c in &conflicts {
+            ul { @for c in conflicts {
                 li { code { (c["conflict_type"].as_str().unwrap_or_default()) } " — " (c["rule_ids"].as_array().map(|ids| ids.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")).unwrap_or_default()) }
             } }
         }
