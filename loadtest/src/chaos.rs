@@ -14,7 +14,9 @@
 //!   absent one only costs a read.
 //! - **Transitions**: per (citizen, scheme), the last `new_match` / `lost` published must agree
 //!   with the stored verdict (an ELIGIBLE pair's last event is its `new_match`; a pair whose
-//!   last event is a `new_match` is still ELIGIBLE); and the transitions the audit log implies
+//!   last event is a `new_match` is still ELIGIBLE) — *last* by the profile the event read, in
+//!   the order sent, then by rule version: the two topics are read side by side, so the order
+//!   of reading says nothing of the order across them; and the transitions the audit log implies
 //!   (its evaluations of a citizen ordered by the profile they read, in the order sent, then by
 //!   rules revision; a verdict becoming ELIGIBLE is a `new_match`, leaving it a `lost`) must be
 //!   exactly those published (distinct idempotency keys). Events published more than once carry
@@ -349,10 +351,7 @@ async fn read_audit_log(
             verdict.clone(),
             row.get(6),
         ));
-        let position = sent
-            .get(&user)
-            .and_then(|hashes| hashes.iter().position(|h| *h == hash))
-            .with_context(|| format!("{user} was evaluated on a profile never sent ({hash})"))?;
+        let position = position_sent(sent, &user, &hash)?;
         evaluations.entry((user, scheme)).or_default().push((
             position,
             revision,
@@ -377,6 +376,13 @@ async fn read_audit_log(
         evaluated,
         implied,
     })
+}
+
+/// The position of the profile of `hash` among those sent for `user`.
+fn position_sent(sent: &HashMap<String, Vec<String>>, user: &str, hash: &str) -> Result<usize> {
+    sent.get(user)
+        .and_then(|hashes| hashes.iter().position(|h| h == hash))
+        .with_context(|| format!("{user} was evaluated on a profile never sent ({hash})"))
 }
 
 /// Reads `new_match` and `lost` from `marks` to their current ends; per (citizen, scheme) of
@@ -409,9 +415,9 @@ async fn check_events(
         }
     }
     consumer.assign(&list)?;
-    // (user, scheme) → (last event was a new_match); per partition, events come in order, and
-    // a citizen's events are all on one partition.
-    let mut last: HashMap<(String, String), bool> = HashMap::new();
+    // (user, scheme) → ((position of the profile read, rule version), the event was a
+    // new_match) of its last event.
+    let mut last: HashMap<(String, String), ((usize, i32), bool)> = HashMap::new();
     let mut keys: HashMap<String, usize> = HashMap::new();
     let mut published: HashMap<(String, String), HashSet<String>> = HashMap::new();
     while !ends.is_empty() {
@@ -426,31 +432,38 @@ async fn check_events(
             ends.remove(&at);
         }
         let payload = message.payload().unwrap_or_default();
-        let (user, scheme, key, matched) = if message.topic() == ELIGIBILITY_NEW_MATCH {
+        let (user, scheme, key, read, matched) = if message.topic() == ELIGIBILITY_NEW_MATCH {
             let e: EligibilityNewMatch = codec.decode(payload).await?;
-            (e.user_id, e.scheme_id, e.idempotency_key, true)
+            let read = (e.input_hash, e.rule_version);
+            (e.user_id, e.scheme_id, e.idempotency_key, read, true)
         } else {
             let e: EligibilityLost = codec.decode(payload).await?;
-            (e.user_id, e.scheme_id, e.idempotency_key, false)
+            let read = (e.input_hash, e.rule_version);
+            (e.user_id, e.scheme_id, e.idempotency_key, read, false)
         };
         if !sent.contains_key(&user) {
             continue;
         }
+        let order = (position_sent(sent, &user, &read.0)?, read.1);
         report.events_read += 1;
         *keys.entry(key.clone()).or_default() += 1;
         published
             .entry((user.clone(), scheme.clone()))
             .or_default()
             .insert(key);
-        last.insert((user, scheme), matched);
+        let latest = last.entry((user, scheme)).or_insert((order, matched));
+        if order > latest.0 {
+            *latest = (order, matched);
+        }
     }
     report.pairs_announced = last.len();
     for (pair, (_, verdict, _)) in verdicts {
-        if verdict == "ELIGIBLE" && last.get(pair) != Some(&true) && sent.contains_key(&pair.0) {
+        let announced = last.get(pair).is_some_and(|&(_, matched)| matched);
+        if verdict == "ELIGIBLE" && !announced && sent.contains_key(&pair.0) {
             report.unannounced.push(format!("{} {}", pair.0, pair.1));
         }
     }
-    for (pair, matched) in &last {
+    for (pair, (_, matched)) in &last {
         let eligible = verdicts.get(pair).is_some_and(|(_, v, _)| v == "ELIGIBLE");
         if *matched != eligible {
             report.contradicted.push(format!(
