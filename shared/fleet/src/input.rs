@@ -98,10 +98,33 @@ pub enum Polled {
     Shutdown,
 }
 
-/// A batch closes once no record has arrived for this long: a quiet stream is processed at once
-/// instead of waiting out `max_wait`, while under load the records that queued up during the
-/// previous batch arrive back to back and the batch grows towards `max_records`.
+/// A batch of a quiet stream closes once no record has arrived for this long: it is processed
+/// at once instead of waiting out `max_wait`.
 pub const QUIET_GAP: Duration = Duration::from_millis(1);
+
+/// A stream is busy while each batch takes at least this many records. A busy stream's batch
+/// is not closed by a gap: it fills until `max_wait` after its first record (or until full),
+/// so that a batch's fixed costs — its produce requests, its transaction, handing its work to
+/// the pool — are shared by more updates (docs/fleet.md "One micro-batch").
+pub const BUSY_BATCH: usize = 64;
+
+/// How the stream looked to the batch before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    Quiet,
+    Busy,
+}
+
+impl Pace {
+    /// The pace that a batch of `records` (the last one taken) shows.
+    pub fn after(records: usize) -> Pace {
+        if records >= BUSY_BATCH {
+            Pace::Busy
+        } else {
+            Pace::Quiet
+        }
+    }
+}
 
 /// A batch also closes once its record values reach this many bytes, so that the values a
 /// worker holds (the batch it evaluates and the batches still being committed) stay bounded
@@ -136,12 +159,13 @@ impl Fill {
 }
 
 /// Waits for a first record, then takes more until the batch is full (`max_records` or
-/// [`MAX_BATCH_BYTES`]), until `max_wait` after the first, or until the stream has been quiet
-/// for [`QUIET_GAP`], whichever comes first.
+/// [`MAX_BATCH_BYTES`]), until `max_wait` after the first, or — where the stream is
+/// [`Pace::Quiet`] — until no record has arrived for [`QUIET_GAP`], whichever comes first.
 pub async fn poll_batch(
     consumer: &Consumer,
     max_records: usize,
     max_wait: Duration,
+    pace: Pace,
     shutdown: &Shutdown,
 ) -> Result<Polled, rdkafka::error::KafkaError> {
     let first = tokio::select! {
@@ -154,7 +178,10 @@ pub async fn poll_batch(
     fill.add(&records[0]);
     let deadline = tokio::time::Instant::now() + max_wait;
     while !fill.is_full() {
-        let quiet = (tokio::time::Instant::now() + QUIET_GAP).min(deadline);
+        let quiet = match pace {
+            Pace::Quiet => (tokio::time::Instant::now() + QUIET_GAP).min(deadline),
+            Pace::Busy => deadline,
+        };
         tokio::select! {
             message = consumer.recv() => match message {
                 Ok(message) => {
@@ -323,5 +350,13 @@ mod tests {
     fn a_batch_takes_at_least_one_record() {
         assert_eq!(records_until_full(0, 10), 1);
         assert_eq!(records_until_full(10, MAX_BATCH_BYTES + 1), 1);
+    }
+
+    #[test]
+    fn a_stream_is_busy_from_a_batch_of_busy_batch_records() {
+        assert_eq!(Pace::after(0), Pace::Quiet);
+        assert_eq!(Pace::after(BUSY_BATCH - 1), Pace::Quiet);
+        assert_eq!(Pace::after(BUSY_BATCH), Pace::Busy);
+        assert_eq!(Pace::after(2000), Pace::Busy);
     }
 }

@@ -13,7 +13,7 @@ use rdkafka::consumer::Consumer as _;
 
 use crate::cache::Cache;
 use crate::http::Health;
-use crate::input::{Polled, Record, poll_batch};
+use crate::input::{Pace, Polled, Record, poll_batch};
 use crate::kafka::{Consumer, RebalanceTracker};
 use crate::offsets::Offsets;
 use crate::shutdown::Shutdown;
@@ -68,6 +68,7 @@ impl Loop<'_> {
         let mut generation = 0;
         let mut upkept: Option<Instant> = None;
         let mut broker_away = crate::retry::Waiting::new("kafka_consume");
+        let mut pace = Pace::Quiet;
         loop {
             self.health.heartbeat();
             let bounds = self.bounds;
@@ -75,6 +76,7 @@ impl Loop<'_> {
                 self.consumer,
                 bounds.max_records.max(1),
                 bounds.max_wait,
+                pace,
                 &shutdown,
             )
             .await;
@@ -111,12 +113,18 @@ impl Loop<'_> {
                 }
             };
             let records = match polled.context("consuming")? {
-                Polled::Records(records) => Some(records),
+                Polled::Records(records) => {
+                    pace = Pace::after(records.len());
+                    Some(records)
+                }
                 Polled::Shutdown => {
                     self.settle(stage).await?;
                     break;
                 }
-                Polled::Idle => None,
+                Polled::Idle => {
+                    pace = Pace::Quiet;
+                    None
+                }
             };
             let (current, partitions) = {
                 let assignment = self.tracker.assignment.lock().expect("not poisoned");
