@@ -16,6 +16,8 @@ use crate::truth::{leaf_truth, test};
 #[derive(Debug, Clone)]
 pub struct DependencyIndex {
     by_field: Vec<Vec<usize>>,
+    /// For each rule, the fields it reads, sorted.
+    fields_of: Vec<Vec<FieldId>>,
     /// For each field, every leaf on it (eligibility and exclusions): its rule's index, its
     /// operator and operand. Comparing a change through these reads a few contiguous entries
     /// where walking each rule's tree read every leaf of every rule reached.
@@ -27,10 +29,13 @@ impl DependencyIndex {
     pub fn new(rules: &[&Rule], field_count: usize) -> DependencyIndex {
         let mut by_field = vec![Vec::new(); field_count];
         let mut conditions = vec![Vec::new(); field_count];
+        let mut fields_of = Vec::with_capacity(rules.len());
         for (i, rule) in rules.iter().enumerate() {
-            for field in rule.fields_read() {
+            let fields = rule.fields_read();
+            for &field in &fields {
                 by_field[field].push(i);
             }
+            fields_of.push(fields);
             let mut add = |leaf: &Leaf| {
                 conditions[leaf.field].push((i, leaf.op, leaf.operand.clone()));
             };
@@ -39,6 +44,7 @@ impl DependencyIndex {
         }
         DependencyIndex {
             by_field,
+            fields_of,
             conditions,
             rule_count: rules.len(),
         }
@@ -98,6 +104,13 @@ impl DependencyIndex {
             }
         }
         moved
+    }
+
+    /// Whether the rule `rule` (an index) reads any of `fields`: [`Self::rules_reading`] asked
+    /// of one rule, so that a pass asks it of its candidates only, not of every rule that
+    /// reads a changed field in the whole country.
+    pub fn reads_any(&self, rule: usize, fields: &[FieldId]) -> bool {
+        self.fields_of[rule].iter().any(|f| fields.contains(f))
     }
 
     /// The rules that read any of `fields`, sorted, without repeats.

@@ -198,6 +198,11 @@ proptest! {
         let all: Vec<&Rule> = rules.iter().collect();
         let index = DependencyIndex::new(&all, CATALOGUE.len());
         let moved = index.leaves_moved(&change, &old, &new);
+        // Asked of one rule, the index answers as its list of the rules reading the change.
+        let reading = index.rules_reading(&change.fields);
+        for i in 0..rules.len() {
+            prop_assert_eq!(index.reads_any(i, &change.fields), reading.binary_search(&i).is_ok(), "rule {}", i);
+        }
         // Asked of some rules only (every other one), the same answer for those, "moved" (the
         // safe answer) for the rest.
         let asked: Vec<usize> = (0..rules.len()).step_by(2).collect();

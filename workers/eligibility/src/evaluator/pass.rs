@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use engine::temporal::{Applicability, applicability};
 use engine::transitions::{Cause, Known, Transition, compare};
-use engine::{Date, Outcome, Profile, Verdict};
+use engine::{Date, Outcome, Profile, Rule, Verdict};
 use fleet::events::*;
 
 use super::audit::PassAudit;
@@ -313,11 +313,6 @@ fn plan(
         _ => (0..book.catalogue.len()).collect(),
     };
     let change = engine::deps::ProfileChange::new(&book.catalogue, changed_fields);
-    // Which rules read a changed field, by book index: asked of every candidate.
-    let mut reads_changed = vec![false; book.rule_count()];
-    for index in book.reading(&change.fields) {
-        reads_changed[index] = true;
-    }
     // Each candidate's leaves on the changed fields, compared once for the whole pass: asked
     // below of the rules a new profile reaches (other states' rules are never asked).
     let leaves_moved = match (&before, inputs.only) {
@@ -341,11 +336,11 @@ fn plan(
             None => true,
             Some(s) => {
                 s.rule_key != book.key(index)
-                    || reads_changed[index]
+                    || book.reads_any(index, &change.fields)
                     || inputs
                         .only
                         .is_some_and(|schemes| schemes.contains(&rule.scheme_id))
-                    || applicability(rule, s.as_of) != applicability(rule, as_of)
+                    || !same_applicability(rule, s.as_of, as_of)
             }
         };
         if !wanted {
@@ -363,13 +358,12 @@ fn plan(
         // for a rule that reads no changed field.
         let unmoved = match (stored, &before) {
             (Some(s), Some(_)) if cause == Cause::AgeChanged => {
-                applicability(rule, s.as_of) == applicability(rule, as_of)
-                    && aged.binary_search(&index).is_err()
+                same_applicability(rule, s.as_of, as_of) && aged.binary_search(&index).is_err()
             }
             (Some(s), Some(before)) => {
                 cause == Cause::ProfileChanged
                     && !inputs.full
-                    && applicability(rule, s.as_of) == applicability(rule, as_of)
+                    && same_applicability(rule, s.as_of, as_of)
                     && engine::deps::outcome_unchanged_given(
                         &book.catalogue,
                         rule,
@@ -393,6 +387,12 @@ fn plan(
 
 /// Each candidate's stored verdict, if any, and the stored verdicts of schemes that are no
 /// candidate's: one walk over the candidates and the verdicts, both in scheme id order.
+/// Whether `rule` applies on `then` as on `now` (effective dates, deadline, application
+/// window): at once on the same day, the usual case.
+fn same_applicability(rule: &Rule, then: Date, now: Date) -> bool {
+    then == now || applicability(rule, then) == applicability(rule, now)
+}
+
 fn pair_with_stored<'a>(
     book: &RuleBook,
     candidates: &Candidates,

@@ -349,9 +349,9 @@ impl RuleBook {
         self.index.leaves_moved_among(change, before, after, asked)
     }
 
-    /// The rules (indices) that read any of `fields`, sorted.
-    pub fn reading(&self, fields: &[FieldId]) -> Vec<usize> {
-        self.index.rules_reading(fields)
+    /// Whether the rule `index` reads any of `fields`.
+    pub fn reads_any(&self, index: usize, fields: &[FieldId]) -> bool {
+        self.index.reads_any(index, fields)
     }
 }
 
