@@ -1,5 +1,9 @@
 //! The connections every worker opens at start, in one order, each failure naming the variable
-//! to fix: PostgreSQL (and its migrations), Redis, the schema registry, the Kafka producer.
+//! to fix: PostgreSQL (and its migrations), Redis, the schema registry, the Kafka producer; and
+//! the watch that keeps readiness following Redis while the worker runs.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use deadpool_postgres::Pool;
@@ -74,7 +78,26 @@ impl Connections {
     }
 }
 
-/// One Redis round trip, recorded for readiness.
-pub async fn check_cache(cache: &Cache, health: &Health) {
-    health.cache_answered(cache.ping().await.map_err(|e| e.to_string()));
+/// How often readiness asks Redis.
+const CACHE_CHECK_EVERY: Duration = Duration::from_secs(1);
+
+/// Asks Redis once a second and records the answer for readiness, on a clock of its own rather
+/// than between batches: a long batch or rule-change page must not keep a worker whose cache is
+/// gone "ready". Stops when the returned watch is dropped.
+pub fn watch_cache(cache: Cache, health: Arc<Health>) -> CacheWatch {
+    CacheWatch(tokio::spawn(async move {
+        loop {
+            health.cache_answered(cache.ping().await.map_err(|e| e.to_string()));
+            tokio::time::sleep(CACHE_CHECK_EVERY).await;
+        }
+    }))
+}
+
+/// The task of [`watch_cache`], stopped when dropped.
+pub struct CacheWatch(tokio::task::JoinHandle<()>);
+
+impl Drop for CacheWatch {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

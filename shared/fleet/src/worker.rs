@@ -6,6 +6,7 @@
 //! A batch in progress is finished on SIGTERM, not abandoned: its offsets are committed only
 //! with its effects, so stopping half-way would only repeat work.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -57,7 +58,7 @@ pub struct Loop<'a> {
     pub name: &'static str,
     pub consumer: &'a Consumer,
     pub tracker: &'a RebalanceTracker,
-    pub health: &'a Health,
+    pub health: &'a Arc<Health>,
     pub cache: &'a Cache,
     pub bounds: BatchBounds,
 }
@@ -69,6 +70,7 @@ impl Loop<'_> {
         let mut upkept: Option<Instant> = None;
         let mut broker_away = crate::retry::Waiting::new("kafka_consume");
         let mut pace = Pace::Quiet;
+        let _cache_watch = crate::connect::watch_cache(self.cache.clone(), self.health.clone());
         loop {
             self.health.heartbeat();
             let bounds = self.bounds;
@@ -152,7 +154,6 @@ impl Loop<'_> {
                 generation = current;
                 upkept = Some(Instant::now());
                 self.health.dependencies_answered();
-                crate::connect::check_cache(self.cache, self.health).await;
                 if current > 0 {
                     self.health.set_ready();
                 } else {

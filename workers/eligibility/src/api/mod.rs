@@ -88,7 +88,8 @@ pub async fn serve(
     )
     .await?;
     health.dependencies_answered();
-    fleet::connect::check_cache(&service.cache, &health).await;
+    // Readiness follows Redis for as long as the API serves.
+    let _cache_watch = fleet::connect::watch_cache(service.cache.clone(), health.clone());
     health.set_ready();
     tokio::spawn(jobs::run(service.clone(), shutdown.clone()));
     let refresher = service.clone();
@@ -105,7 +106,6 @@ pub async fn serve(
                     tracing::warn!(error = %format!("{e:#}"), "reloading the rules failed")
                 }
             }
-            fleet::connect::check_cache(&refresher.cache, &health).await;
         }
     });
     let separate_admin = api.admin_addr.is_some();
