@@ -22,7 +22,6 @@ pub struct DependencyIndex {
     /// operator and operand. Comparing a change through these reads a few contiguous entries
     /// where walking each rule's tree read every leaf of every rule reached.
     conditions: Vec<Vec<(usize, Op, Operand)>>,
-    rule_count: usize,
 }
 
 impl DependencyIndex {
@@ -46,7 +45,6 @@ impl DependencyIndex {
             by_field,
             fields_of,
             conditions,
-            rule_count: rules.len(),
         }
     }
 
@@ -73,7 +71,7 @@ impl DependencyIndex {
         after: &Profile,
         asked: &[usize],
     ) -> Vec<bool> {
-        let mut wanted = vec![false; self.rule_count];
+        let mut wanted = vec![false; self.fields_of.len()];
         for &rule in asked {
             wanted[rule] = true;
         }
@@ -91,7 +89,7 @@ impl DependencyIndex {
         after: &Profile,
         asked: impl Fn(usize) -> bool,
     ) -> Vec<bool> {
-        let mut moved = vec![false; self.rule_count];
+        let mut moved = vec![false; self.fields_of.len()];
         for &field in &change.fields {
             let (was, now) = (before.get(field), after.get(field));
             for (rule, op, operand) in &self.conditions[field] {

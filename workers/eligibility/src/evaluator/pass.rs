@@ -385,14 +385,14 @@ fn plan(
     (needed, gone)
 }
 
-/// Each candidate's stored verdict, if any, and the stored verdicts of schemes that are no
-/// candidate's: one walk over the candidates and the verdicts, both in scheme id order.
 /// Whether `rule` applies on `then` as on `now` (effective dates, deadline, application
 /// window): at once on the same day, the usual case.
 fn same_applicability(rule: &Rule, then: Date, now: Date) -> bool {
     then == now || applicability(rule, then) == applicability(rule, now)
 }
 
+/// Each candidate's stored verdict, if any, and the stored verdicts of schemes that are no
+/// candidate's: one walk over the candidates and the verdicts, both in scheme id order.
 fn pair_with_stored<'a>(
     book: &RuleBook,
     candidates: &Candidates,

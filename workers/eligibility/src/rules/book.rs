@@ -121,11 +121,6 @@ impl RuleBook {
         self.keys[index]
     }
 
-    /// How many rules the book holds (book indices are below this).
-    pub fn rule_count(&self) -> usize {
-        self.keys.len()
-    }
-
     /// The stored rule version of the rule at `index`.
     pub fn reference(&self, index: usize) -> &RuleRef {
         &self.references[index]
