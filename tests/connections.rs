@@ -341,3 +341,170 @@ async fn without_auto_registration_schemas_are_looked_up_and_a_missing_one_is_na
     assert_eq!(back.source_offset, 41);
     assert_eq!(back.reason, "e2e");
 }
+
+/// The codec writes a record with a writer it keeps per topic (docs/performance.md "CPU per
+/// update"), not through the stock converter's `encode_struct`: the bytes must stay the
+/// converter's, for every kind of event the fleet publishes (an optional field set and
+/// unset, arrays, bytes), and read back equal.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_codec_writes_the_bytes_the_stock_converter_writes() {
+    use fleet::events::*;
+    use fleet::topics::*;
+    use schema_registry_converter::async_impl::avro::AvroEncoder;
+    use schema_registry_converter::async_impl::schema_registry::SrSettings;
+    use schema_registry_converter::schema_registry_common::{
+        SchemaType, SubjectNameStrategy, SuppliedSchema,
+    };
+    let stack = Stack::get();
+    let converter = AvroEncoder::new(SrSettings::new(stack.registry_url.clone()));
+    async fn same_bytes<T>(stack: &Stack, converter: &AvroEncoder, topic: &str, item: T)
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let codec = Codec::new(&stack.registry_url, &[topic.to_string()]);
+        let ours = codec.encode(topic, &item).await.unwrap();
+        let strategy = SubjectNameStrategy::TopicNameStrategyWithSchema(
+            topic.to_string(),
+            false,
+            SuppliedSchema::new(
+                None,
+                SchemaType::Avro,
+                fleet::avro::schema_for(topic).unwrap().to_string(),
+            ),
+        );
+        let theirs = converter.encode_struct(&item, &strategy).await.unwrap();
+        assert_eq!(ours, theirs, "{topic}: {item:?}");
+        // The second record goes by the kept id and a buffer sized by the first.
+        assert_eq!(codec.encode(topic, &item).await.unwrap(), theirs, "{topic}");
+        let back: T = codec.decode(&ours).await.unwrap();
+        assert_eq!(back, item, "{topic}");
+    }
+    let computed = |previous: Option<&str>, benefit: Option<&str>| EligibilityComputed {
+        idempotency_key: "k:1".into(),
+        user_id: "usr_1".into(),
+        scheme_id: "sch_a".into(),
+        scheme_name: "Scheme A — ಯೋಜನೆ".into(),
+        rule_id: "rule_a_001".into(),
+        rule_version: 3,
+        verdict: "ELIGIBLE".into(),
+        match_score: 100,
+        previous_verdict: previous.map(str::to_string),
+        benefit_estimate: benefit.map(str::to_string),
+        evaluation_id: "ev".into(),
+        input_hash: "h".repeat(64),
+        as_of: "2026-11-27".into(),
+    };
+    same_bytes(
+        &stack,
+        &converter,
+        ELIGIBILITY_COMPUTED,
+        computed(None, None),
+    )
+    .await;
+    same_bytes(
+        &stack,
+        &converter,
+        ELIGIBILITY_COMPUTED,
+        computed(Some("PARTIAL_MATCH"), Some("₹6,000 a year")),
+    )
+    .await;
+    let summary = EligibilityBatchComputed {
+        idempotency_key: "k:2".into(),
+        user_id: "usr_1".into(),
+        input_hash: "h".repeat(64),
+        as_of: "2026-11-27".into(),
+        rules_evaluated: 300,
+        total_eligible: 1,
+        total_partial: 1,
+        results: (0..300)
+            .map(|i| SchemeResult {
+                scheme_id: format!("sch_{i}").into(),
+                verdict: if i % 2 == 0 {
+                    "NOT_ELIGIBLE"
+                } else {
+                    "PARTIAL_MATCH"
+                }
+                .into(),
+                match_score: i % 101,
+            })
+            .collect(),
+    };
+    same_bytes(&stack, &converter, ELIGIBILITY_BATCH_COMPUTED, summary).await;
+    same_bytes(
+        &stack,
+        &converter,
+        ELIGIBILITY_NEW_MATCH,
+        EligibilityNewMatch {
+            idempotency_key: "k:3".into(),
+            user_id: "usr_1".into(),
+            scheme_id: "sch_a".into(),
+            scheme_name: "A".into(),
+            rule_id: "rule_a_001".into(),
+            rule_version: 1,
+            match_score: 100,
+            benefit: None,
+            evaluation_id: "ev".into(),
+            input_hash: "h".into(),
+            as_of: "2026-11-27".into(),
+        },
+    )
+    .await;
+    same_bytes(
+        &stack,
+        &converter,
+        ELIGIBILITY_LOST,
+        EligibilityLost {
+            idempotency_key: "k:4".into(),
+            user_id: "usr_1".into(),
+            scheme_id: "sch_a".into(),
+            rule_id: "rule_a_001".into(),
+            rule_version: 1,
+            reason: "income above the limit".into(),
+            new_verdict: "NOT_ELIGIBLE".into(),
+            match_score: -1,
+            input_hash: "h".into(),
+            as_of: "2026-11-27".into(),
+        },
+    )
+    .await;
+    same_bytes(
+        &stack,
+        &converter,
+        ELIGIBILITY_PARTIAL_MATCH,
+        EligibilityPartialMatch {
+            idempotency_key: "k:5".into(),
+            user_id: "usr_1".into(),
+            scheme_id: "sch_a".into(),
+            scheme_name: "A".into(),
+            rule_id: "rule_a_001".into(),
+            rule_version: 1,
+            match_score: 66,
+            gaps: vec![GapSummary {
+                field: "identity.age".into(),
+                gap_kind: "threshold".into(),
+                description: "d".into(),
+                estimated_eligibility_date: Some("2028-01-15".into()),
+                closable_by: "waiting".into(),
+            }],
+            evaluation_id: "ev".into(),
+            input_hash: "h".into(),
+            as_of: "2026-11-27".into(),
+        },
+    )
+    .await;
+    same_bytes(
+        &stack,
+        &converter,
+        "user.metadata.updated.dlq",
+        DeadLetter {
+            source_topic: USER_METADATA_UPDATED.into(),
+            source_partition: 3,
+            source_offset: 42,
+            reason_code: "decode_failed".into(),
+            reason: "r".into(),
+            original_key: None,
+            original_value: Some(vec![0, 1, 255]),
+        },
+    )
+    .await;
+}

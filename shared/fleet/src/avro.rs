@@ -3,7 +3,11 @@
 //! strategy (`<topic>-value`), so that any stock client can read them.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
+use apache_avro::Schema;
+use apache_avro::writer::datum::GenericDatumWriter;
 use schema_registry_converter::async_impl::avro::{AvroDecoder, AvroEncoder};
 use schema_registry_converter::async_impl::schema_registry::SrSettings;
 use schema_registry_converter::schema_registry_common::{
@@ -86,12 +90,46 @@ pub enum Registration {
 }
 
 /// Encodes and decodes payloads through the registry; schema ids are cached after first use.
+///
+/// The registry is asked once per topic for the id of the schema it writes with (registering
+/// it, or checking the latest registered version: [`Registration`]); from then on a record is
+/// written by a writer built once for the topic, straight into its framed buffer. The stock
+/// converter's `encode_struct` would, per record, format the subject's name, copy the strategy
+/// with the schema's whole text, and copy the resolved schema's name table
+/// (docs/performance.md "CPU per update"); the bytes are the same, which
+/// `tests/connections.rs` holds against the converter.
 pub struct Codec {
     settings: SrSettings,
     encoder: AvroEncoder,
     decoder: AvroDecoder,
-    strategies: HashMap<String, SubjectNameStrategy>,
+    topics: HashMap<String, TopicCodec>,
     registration: Registration,
+}
+
+/// What a codec keeps for one topic it writes.
+struct TopicCodec {
+    strategy: SubjectNameStrategy,
+    writer: GenericDatumWriter<'static>,
+    /// The registry's id of the schema, once asked.
+    id: OnceLock<u32>,
+    /// The length of the last record written, to size the next one's buffer.
+    last_len: AtomicUsize,
+}
+
+/// The schema of `text` (one of [`schema_for`]'s), parsed once per process. A writer borrows
+/// its schema, so each is kept for the life of the process: there are as many as files in
+/// `schemas/avro/`.
+fn parsed(text: &'static str) -> &'static Schema {
+    static PARSED: OnceLock<Mutex<HashMap<usize, &'static Schema>>> = OnceLock::new();
+    let mut parsed = PARSED
+        .get_or_init(Default::default)
+        .lock()
+        .expect("not poisoned");
+    parsed.entry(text.as_ptr() as usize).or_insert_with(|| {
+        Box::leak(Box::new(
+            Schema::parse_str(text).expect("schemas/avro/ holds valid schemas (tested)"),
+        ))
+    })
 }
 
 impl Codec {
@@ -106,7 +144,7 @@ impl Codec {
         topics: &[String],
         registration: Registration,
     ) -> Codec {
-        let strategies = topics
+        let topics = topics
             .iter()
             .map(|topic| {
                 let schema =
@@ -121,20 +159,29 @@ impl Codec {
                         SubjectNameStrategy::TopicNameStrategy(topic.clone(), false)
                     }
                 };
-                (topic.clone(), strategy)
+                let writer = GenericDatumWriter::builder(parsed(schema))
+                    .build()
+                    .expect("schemas/avro/'s schemas resolve (tested)");
+                let codec = TopicCodec {
+                    strategy,
+                    writer,
+                    id: OnceLock::new(),
+                    last_len: AtomicUsize::new(0),
+                };
+                (topic.clone(), codec)
             })
             .collect();
         Codec {
             settings: SrSettings::new(registry_url.to_string()),
             encoder: AvroEncoder::new(SrSettings::new(registry_url.to_string())),
             decoder: AvroDecoder::new(SrSettings::new(registry_url.to_string())),
-            strategies,
+            topics,
             registration,
         }
     }
 
-    fn strategy(&self, topic: &str) -> anyhow::Result<&SubjectNameStrategy> {
-        self.strategies
+    fn topic(&self, topic: &str) -> anyhow::Result<&TopicCodec> {
+        self.topics
             .get(topic)
             .ok_or_else(|| anyhow::anyhow!("this codec was not built for topic {topic}"))
     }
@@ -143,22 +190,34 @@ impl Codec {
     /// registered version of each subject is this build's schema, so that a registry outage or
     /// a missing registration shows at start-up, naming the subject.
     pub async fn register_all(&self) -> anyhow::Result<()> {
-        for (topic, strategy) in &self.strategies {
-            let subject = strategy.get_subject()?;
-            if self.registration == Registration::LookUpLatest {
-                self.check_registered(topic, &subject).await?;
-            }
-            self.encoder
-                .get_schema_and_id(&subject, strategy.clone())
-                .await
-                .map_err(|e| {
-                    // The converter keeps a failed lookup as its answer (a 500 while the
-                    // registry's store was away would be served forever): forget it.
-                    self.encoder.remove_errors_from_cache();
-                    registry_failure(&e, format!("the schema of {topic} (subject {subject})"))
-                })?;
+        for topic in self.topics.keys() {
+            self.schema_id(topic).await?;
         }
         Ok(())
+    }
+
+    /// The registry's id of the schema `topic` is written with: asked once (registering the
+    /// schema, or checking that the latest registered version is this build's), then kept.
+    async fn schema_id(&self, topic: &str) -> anyhow::Result<u32> {
+        let codec = self.topic(topic)?;
+        if let Some(id) = codec.id.get() {
+            return Ok(*id);
+        }
+        let subject = codec.strategy.get_subject()?;
+        if self.registration == Registration::LookUpLatest {
+            self.check_registered(topic, &subject).await?;
+        }
+        let schema = self
+            .encoder
+            .get_schema_and_id(&subject, codec.strategy.clone())
+            .await
+            .map_err(|e| {
+                // The converter keeps a failed lookup as its answer (a 500 while the
+                // registry's store was away would be served forever): forget it.
+                self.encoder.remove_errors_from_cache();
+                registry_failure(&e, format!("the schema of {topic} (subject {subject})"))
+            })?;
+        Ok(*codec.id.get_or_init(|| schema.id))
     }
 
     async fn check_registered(&self, topic: &str, subject: &str) -> anyhow::Result<()> {
@@ -188,14 +247,25 @@ impl Codec {
     }
 
     pub async fn encode(&self, topic: &str, item: &impl Serialize) -> Result<Vec<u8>, IoError> {
-        let strategy = self.strategy(topic).map_err(IoError::Internal)?;
-        self.encoder
-            .encode_struct(item, strategy)
+        let id = self
+            .schema_id(topic)
             .await
-            .map_err(|e| {
-                self.encoder.remove_errors_from_cache();
-                IoError::Registry(anyhow::anyhow!("encoding a {topic} record: {e}"))
-            })
+            .map_err(|e| match e.downcast() {
+                Ok(io) => io,
+                Err(e) => IoError::Registry(e),
+            })?;
+        let codec = self.topic(topic).map_err(IoError::Internal)?;
+        // The Confluent frame: magic byte 0, the schema id (big-endian), the Avro body.
+        let mut bytes = Vec::with_capacity(5 + codec.last_len.load(Ordering::Relaxed));
+        bytes.push(0);
+        bytes.extend_from_slice(&id.to_be_bytes());
+        codec.writer.write_ser(&mut bytes, item).map_err(|e| {
+            IoError::Internal(anyhow::anyhow!(
+                "encoding a {topic} record with schemas/avro/'s schema: {e}"
+            ))
+        })?;
+        codec.last_len.store(bytes.len(), Ordering::Relaxed);
+        Ok(bytes)
     }
 
     pub async fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, DecodeError> {
