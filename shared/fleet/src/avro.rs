@@ -247,6 +247,8 @@ impl Codec {
     }
 
     pub async fn encode(&self, topic: &str, item: &impl Serialize) -> Result<Vec<u8>, IoError> {
+        // A topic this codec was not built for is a defect, not a registry to wait for.
+        let codec = self.topic(topic).map_err(IoError::Internal)?;
         let id = self
             .schema_id(topic)
             .await
@@ -254,7 +256,6 @@ impl Codec {
                 Ok(io) => io,
                 Err(e) => IoError::Registry(e),
             })?;
-        let codec = self.topic(topic).map_err(IoError::Internal)?;
         // The Confluent frame: magic byte 0, the schema id (big-endian), the Avro body.
         let mut bytes = Vec::with_capacity(5 + codec.last_len.load(Ordering::Relaxed));
         bytes.push(0);
