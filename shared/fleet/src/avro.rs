@@ -109,6 +109,8 @@ pub struct Codec {
 /// What a codec keeps for one topic it writes.
 struct TopicCodec {
     strategy: SubjectNameStrategy,
+    /// This build's schema for the topic, from `schemas/avro/`.
+    schema: &'static Schema,
     writer: GenericDatumWriter<'static>,
     /// The registry's id of the schema, once asked.
     id: OnceLock<u32>,
@@ -159,11 +161,13 @@ impl Codec {
                         SubjectNameStrategy::TopicNameStrategy(topic.clone(), false)
                     }
                 };
-                let writer = GenericDatumWriter::builder(parsed(schema))
+                let schema = parsed(schema);
+                let writer = GenericDatumWriter::builder(schema)
                     .build()
                     .expect("schemas/avro/'s schemas resolve (tested)");
                 let codec = TopicCodec {
                     strategy,
+                    schema,
                     writer,
                     id: OnceLock::new(),
                     last_len: AtomicUsize::new(0),
@@ -190,22 +194,21 @@ impl Codec {
     /// registered version of each subject is this build's schema, so that a registry outage or
     /// a missing registration shows at start-up, naming the subject.
     pub async fn register_all(&self) -> anyhow::Result<()> {
-        for topic in self.topics.keys() {
-            self.schema_id(topic).await?;
+        for (topic, codec) in &self.topics {
+            self.schema_id(topic, codec).await?;
         }
         Ok(())
     }
 
     /// The registry's id of the schema `topic` is written with: asked once (registering the
     /// schema, or checking that the latest registered version is this build's), then kept.
-    async fn schema_id(&self, topic: &str) -> anyhow::Result<u32> {
-        let codec = self.topic(topic)?;
+    async fn schema_id(&self, topic: &str, codec: &TopicCodec) -> anyhow::Result<u32> {
         if let Some(id) = codec.id.get() {
             return Ok(*id);
         }
         let subject = codec.strategy.get_subject()?;
         if self.registration == Registration::LookUpLatest {
-            self.check_registered(topic, &subject).await?;
+            self.check_registered(topic, codec.schema, &subject).await?;
         }
         let schema = self
             .encoder
@@ -220,9 +223,13 @@ impl Codec {
         Ok(*codec.id.get_or_init(|| schema.id))
     }
 
-    async fn check_registered(&self, topic: &str, subject: &str) -> anyhow::Result<()> {
+    async fn check_registered(
+        &self,
+        topic: &str,
+        ours: &Schema,
+        subject: &str,
+    ) -> anyhow::Result<()> {
         use schema_registry_converter::async_impl::schema_registry::get_schema_by_subject_and_version;
-        let ours = apache_avro::Schema::parse_str(schema_for(topic).expect("a codec topic"))?;
         let registered = get_schema_by_subject_and_version(&self.settings, subject, None)
             .await
             .map_err(|e| {
@@ -235,7 +242,7 @@ impl Codec {
                      ELIGIBILITY_SCHEMA_AUTO_REGISTER=true"
                 )
             })?;
-        let theirs = apache_avro::Schema::parse_str(&registered.schema)?;
+        let theirs = Schema::parse_str(&registered.schema)?;
         anyhow::ensure!(
             theirs.canonical_form() == ours.canonical_form(),
             "subject {subject}: the latest registered version (id {}) is not the schema this \
@@ -250,7 +257,7 @@ impl Codec {
         // A topic this codec was not built for is a defect, not a registry to wait for.
         let codec = self.topic(topic).map_err(IoError::Internal)?;
         let id = self
-            .schema_id(topic)
+            .schema_id(topic, codec)
             .await
             .map_err(|e| match e.downcast() {
                 Ok(io) => io,
