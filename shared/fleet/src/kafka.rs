@@ -266,7 +266,8 @@ pub struct Outgoing {
 /// Sends every record and waits for every acknowledgement. Records of one key keep their
 /// order (idempotent producer). When the client's local queue is full (a batch with more events
 /// than `queue.buffering.max.messages`), the oldest send is awaited to make room instead of
-/// failing the batch. Counts `eligibility_events_produced_total` per topic.
+/// failing the batch. Counts `eligibility_events_produced_total` per topic, once per topic and
+/// call (a batch publishes hundreds of events to a handful of topics).
 pub async fn send_all(
     producer: &FutureProducer,
     records: &[Outgoing],
@@ -275,7 +276,7 @@ pub async fn send_all(
     use rdkafka::producer::FutureRecord;
     use rdkafka::types::RDKafkaErrorCode;
     let mut pending = std::collections::VecDeque::with_capacity(records.len());
-    let mut first_error = None;
+    let mut settled = Settled::default();
     for record in records {
         loop {
             let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
@@ -303,39 +304,60 @@ pub async fn send_all(
                 }
                 Err((e, _)) if e.rdkafka_error_code() == Some(RDKafkaErrorCode::QueueFull) => {
                     match pending.pop_front() {
-                        Some((topic, delivery)) => settle(topic, delivery.await, &mut first_error),
+                        Some((topic, delivery)) => settled.add(topic, delivery.await),
                         None => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
                     }
                 }
-                Err((e, _)) => return Err(e),
+                Err((e, _)) => {
+                    settled.count();
+                    return Err(e);
+                }
             }
         }
     }
     for (topic, delivery) in pending {
-        settle(topic, delivery.await, &mut first_error);
+        settled.add(topic, delivery.await);
     }
-    match first_error {
+    settled.count();
+    match settled.first_error {
         None => Ok(()),
         Some(e) => Err(e),
     }
 }
 
-/// Counts an acknowledged send, or keeps the first failure.
-fn settle<Canceled>(
-    topic: &str,
-    delivery: Result<rdkafka::producer::future_producer::OwnedDeliveryResult, Canceled>,
-    first_error: &mut Option<rdkafka::error::KafkaError>,
-) {
-    match delivery {
-        Ok(Ok(_)) => {
+/// The acknowledged sends of one [`send_all`] by topic, and its first failure.
+#[derive(Default)]
+struct Settled<'a> {
+    acknowledged: Vec<(&'a str, u64)>,
+    first_error: Option<rdkafka::error::KafkaError>,
+}
+
+impl<'a> Settled<'a> {
+    fn add<Canceled>(
+        &mut self,
+        topic: &'a str,
+        delivery: Result<rdkafka::producer::future_producer::OwnedDeliveryResult, Canceled>,
+    ) {
+        match delivery {
+            Ok(Ok(_)) => match self.acknowledged.iter_mut().find(|(t, _)| *t == topic) {
+                Some((_, count)) => *count += 1,
+                None => self.acknowledged.push((topic, 1)),
+            },
+            Ok(Err((e, _))) => {
+                self.first_error.get_or_insert(e);
+            }
+            Err(_) => {
+                self.first_error
+                    .get_or_insert(rdkafka::error::KafkaError::Canceled);
+            }
+        }
+    }
+
+    /// Adds the acknowledged sends to `eligibility_events_produced_total`.
+    fn count(&mut self) {
+        for (topic, count) in self.acknowledged.drain(..) {
             metrics::counter!(crate::metrics::EVENTS_PRODUCED, "topic" => topic.to_string())
-                .increment(1)
-        }
-        Ok(Err((e, _))) => {
-            first_error.get_or_insert(e);
-        }
-        Err(_) => {
-            first_error.get_or_insert(rdkafka::error::KafkaError::Canceled);
+                .increment(count);
         }
     }
 }

@@ -44,6 +44,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0009_simulation_jobs",
         include_str!("../../../schemas/migrations/0009_simulation_jobs.sql"),
     ),
+    (
+        "0010_verdicts_inline",
+        include_str!("../../../schemas/migrations/0010_verdicts_inline.sql"),
+    ),
 ];
 
 /// A pool over `url`, trusting the system's certificate authorities (tests and tools).
