@@ -329,6 +329,7 @@ fn plan(
         _ => Vec::new(),
     };
     let (stored_verdicts, gone) = pair_with_stored(book, candidates, &user.verdicts);
+    let changed = book.field_set(&change.fields);
     let mut needed = Vec::new();
     for (&index, stored) in candidates.indices.iter().zip(stored_verdicts) {
         let rule = book.rule(index);
@@ -336,7 +337,7 @@ fn plan(
             None => true,
             Some(s) => {
                 s.rule_key != book.key(index)
-                    || book.reads_any(index, &change.fields)
+                    || book.reads_any(index, &changed)
                     || inputs
                         .only
                         .is_some_and(|schemes| schemes.contains(&rule.scheme_id))

@@ -344,8 +344,13 @@ impl RuleBook {
         self.index.leaves_moved_among(change, before, after, asked)
     }
 
+    /// `fields` as bits, to ask [`Self::reads_any`] of many rules.
+    pub fn field_set(&self, fields: &[FieldId]) -> engine::deps::FieldSet {
+        self.index.field_set(fields)
+    }
+
     /// Whether the rule `index` reads any of `fields`.
-    pub fn reads_any(&self, index: usize, fields: &[FieldId]) -> bool {
+    pub fn reads_any(&self, index: usize, fields: &engine::deps::FieldSet) -> bool {
         self.index.reads_any(index, fields)
     }
 }
