@@ -1029,11 +1029,20 @@ async fn the_review_s_holes_are_closed_end_to_end() {
     assert_eq!(check(&replica).await, StatusCode::TOO_MANY_REQUESTS);
     let redis = redis::Client::open(stack.redis_url.as_str()).unwrap();
     let mut connection = redis.get_multiplexed_async_connection().await.unwrap();
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("eligibility_limit:check:c:*")
-        .query_async(&mut connection)
-        .await
-        .unwrap();
+    // SCAN, not KEYS: one KEYS over a development stack still holding a benchmark's cache
+    // entries (hundreds of thousands) outlasts the client's response timeout.
+    let keys: Vec<String> = {
+        use redis::AsyncCommands;
+        let options = redis::ScanOptions::default()
+            .with_pattern("eligibility_limit:check:c:*")
+            .with_count(10_000);
+        let mut scan = connection.scan_options::<String>(options).await.unwrap();
+        let mut keys = Vec::new();
+        while let Some(key) = scan.next_item().await {
+            keys.push(key.unwrap());
+        }
+        keys
+    };
     assert!(!keys.is_empty());
     for key in keys {
         let ttl: i64 = redis::cmd("PTTL")
