@@ -12,32 +12,36 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # A test run builds once from scratch: incremental-compilation state would only take disk.
 export CARGO_INCREMENTAL=0
+# Each step says when it starts, in seconds since the run began: CI allows 90 minutes on 2 cores,
+# and docs/testing.md keeps where they go.
+stage() { echo "== [${SECONDS} s] $*"; }
 
-echo "== cargo fmt --check"
+stage "cargo fmt --check"
 cargo fmt --all --check
-echo "== import circles between a crate's modules (scripts/check-imports.py; docs/design.md, \"Reading order\")"
+stage "import circles between a crate's modules (scripts/check-imports.py; docs/design.md, \"Reading order\")"
 python3 scripts/check-imports.py
-echo "== cargo clippy (all targets, warnings are errors)"
+stage "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== cargo clippy with the GPU launcher (feature gpu: builds without CUDA, never run here)"
+stage "cargo clippy with the GPU launcher (feature gpu: builds without CUDA, never run here)"
 cargo clippy --workspace --all-targets --locked --features eligibility/gpu,loadtest/gpu -- -D warnings
-echo "== CUDA kernels type-checked as device code (scripts/check-kernels.sh: clang, no CUDA needed)"
+stage "CUDA kernels type-checked as device code (scripts/check-kernels.sh: clang, no CUDA needed)"
 scripts/check-kernels.sh
-echo "== local stack"
+stage "local stack"
 cargo build --locked -p eligibility
 ELIGIBILITY_STACK_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/eligibility" scripts/stack.sh up
 eval "$(scripts/stack.sh env)"
-echo "== cargo test"
+stage "cargo test"
 cargo test --workspace --locked
-echo "== deployment checks"
+stage "deployment checks"
 # Dashboards and alerts are checked against the /metrics scrapes the end-to-end tests saved from
 # a real evaluator and a real explainer (the tests also check each has every name docs/metrics.md
 # promises for it).
 scripts/check-deploy.sh --metrics target/e2e-evaluator-metrics.txt --metrics target/e2e-explainer-metrics.txt \
   --metrics target/e2e-api-metrics.txt
-echo "== chaos run, small (scripts/chaos.sh: kills, PostgreSQL, Redis, broker and registry outages)"
+stage "chaos run, small (scripts/chaos.sh: kills, PostgreSQL, Redis, broker and registry outages)"
 scripts/chaos.sh small
-echo "== supply chain (cargo deny, deny.toml)"
+stage "supply chain (cargo deny, deny.toml)"
 scripts/deny.sh
-echo "== fuzzing smoke"
+stage "fuzzing smoke"
 scripts/fuzz.sh smoke 30
+stage "all passed"

@@ -26,26 +26,25 @@ fn expected_evaluations(
     profile: &serde_json::Value,
     previous: Option<&serde_json::Value>,
 ) -> usize {
-    let catalogue = Catalogue::bundled();
-    let rules = RuleSet::bundled(&catalogue).unwrap();
+    let catalogue = catalogue();
     let as_of = Date::parse(AS_OF).unwrap();
-    let parsed = Profile::from_json(&catalogue, profile, "test").unwrap();
+    let parsed = Profile::from_json(catalogue, profile, "test").unwrap();
     let before = previous.map(|p| {
-        let before = Profile::from_json(&catalogue, p, "test").unwrap();
-        let change = ProfileChange::new(&catalogue, before.changed_fields(&parsed));
+        let before = Profile::from_json(catalogue, p, "test").unwrap();
+        let change = ProfileChange::new(catalogue, before.changed_fields(&parsed));
         (before, change)
     });
     let state = profile["demographics"]["state"].as_str();
-    RuleSet::for_state(rules.in_effect(as_of), state)
+    RuleSet::for_state(bundled_rules().in_effect(as_of), state)
         .into_iter()
         .filter(|r| match &before {
             None => true,
             Some((before, change)) => {
                 r.fields_read().iter().any(|f| change.fields.contains(f))
-                    && !outcome_unchanged(&catalogue, r, before, &parsed, change, as_of)
+                    && !outcome_unchanged(catalogue, r, before, &parsed, change, as_of)
             }
         })
-        .filter(|r| engine::evaluate(&catalogue, r, &parsed, as_of).is_ok())
+        .filter(|r| engine::evaluate(catalogue, r, &parsed, as_of).is_ok())
         .count()
 }
 
@@ -981,13 +980,9 @@ fn metric_sum(workers: &[Worker], series: &str) -> f64 {
         .sum()
 }
 
-/// What a full re-evaluation gives for `profile` with the active rules PostgreSQL holds now:
-/// scheme → (rule id, verdict, score) of each scheme in effect for the profile's state.
-async fn full_reevaluation(
-    pool: &deadpool_postgres::Pool,
-    profile: &serde_json::Value,
-) -> BTreeMap<String, (String, String, i16)> {
-    let catalogue = Catalogue::bundled();
+/// The active rules PostgreSQL holds now, parsed once for the many profiles
+/// [`full_reevaluation`] is asked about.
+async fn active_rules(pool: &deadpool_postgres::Pool) -> RuleSet {
     let client = pool.get().await.unwrap();
     let documents: Vec<(String, String)> = client
         .query(
@@ -999,14 +994,23 @@ async fn full_reevaluation(
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    let rules = RuleSet::from_documents(&catalogue, &documents).unwrap();
+    RuleSet::from_documents(catalogue(), &documents).unwrap()
+}
+
+/// What a full re-evaluation gives for `profile` with `rules` (the [`active_rules`]):
+/// scheme → (rule id, verdict, score) of each scheme in effect for the profile's state.
+fn full_reevaluation(
+    rules: &RuleSet,
+    profile: &serde_json::Value,
+) -> BTreeMap<String, (String, String, i16)> {
+    let catalogue = catalogue();
     let as_of = Date::parse(AS_OF).unwrap();
-    let parsed = Profile::from_json(&catalogue, profile, "test").unwrap();
+    let parsed = Profile::from_json(catalogue, profile, "test").unwrap();
     let state = profile["demographics"]["state"].as_str();
     RuleSet::for_state(rules.in_effect(as_of), state)
         .into_iter()
         .filter_map(|r| {
-            let e = engine::evaluate(&catalogue, r, &parsed, as_of).ok()?;
+            let e = engine::evaluate(catalogue, r, &parsed, as_of).ok()?;
             let verdict = e.verdict.name().to_string();
             Some((
                 r.scheme_id.clone(),
@@ -1282,8 +1286,9 @@ async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_pr
     );
 
     // Every user's verdicts are those of its last profile under the new rule.
+    let rules = active_rules(&s.pool).await;
     for user in &users {
-        let expected = full_reevaluation(&s.pool, &version(user, LAST)).await;
+        let expected = full_reevaluation(&rules, &version(user, LAST));
         assert_eq!(expected[OAP].0, "rule_ka_oap_002");
         assert_eq!(stored_verdicts(&s.pool, user).await, expected, "{user}");
     }

@@ -83,37 +83,24 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
     evaluator.wait_ready(Duration::from_secs(60));
     explainer.wait_ready(Duration::from_secs(60));
 
-    // Two Karnataka women, below and above the old-age pension's 60: each is a new or partial
-    // match of 14–16 schemes, every one explained in English and Hindi.
-    let mut citizens = Vec::new();
-    for age in [57, 66] {
-        let user = unique("citizen");
-        let json = profile_json(&user, age, true, "karnataka");
-        kafka.send_profile(&json, AS_OF).await;
-        citizens.push((user, json));
-    }
+    // One Karnataka woman of 66: eligible for the old-age pension and a new or partial match of
+    // 31 schemes in all (2026-11 corpus), every one explained in English and Hindi: 62 answers
+    // of the model, one at a time (about 13 minutes here). A second citizen would double that
+    // and test nothing the first does not.
+    let user = unique("citizen");
+    let json = profile_json(&user, 66, true, "karnataka");
+    kafka.send_profile(&json, AS_OF).await;
+    let citizens = [(user, json)];
     let ours = |user: &str| citizens.iter().any(|(u, _)| u == user);
-    // What the evaluator asked to explain: every new and partial match of these citizens,
-    // published together with their old-age pension's (one pass each).
+    // What the evaluator asked to explain: every new and partial match of this citizen,
+    // published together with the old-age pension's (one pass).
     kafka
         .read_until(
             &marks,
             ELIGIBILITY_NEW_MATCH,
             Duration::from_secs(90),
             |items: &[EligibilityNewMatch]| {
-                citizens[1..]
-                    .iter()
-                    .all(|(u, _)| items.iter().any(|e| &e.user_id == u && e.scheme_id == OAP))
-            },
-        )
-        .await;
-    kafka
-        .read_until(
-            &marks,
-            ELIGIBILITY_PARTIAL_MATCH,
-            Duration::from_secs(90),
-            |items: &[EligibilityPartialMatch]| {
-                citizens[..1]
+                citizens
                     .iter()
                     .all(|(u, _)| items.iter().any(|e| &e.user_id == u && e.scheme_id == OAP))
             },
@@ -162,7 +149,7 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
     }
 
     // Every one explained in both languages, one at a time, 30 s each at most. Other tests'
-    // explainers (their own groups and databases) may publish for these citizens too: this
+    // explainers (their own groups and databases) may publish for this citizen too: this
     // explainer's record is its database, and each row must have been published as stored.
     let wanted = subjects.len() * 2;
     let within = Duration::from_secs(wanted as u64 * 30 + 120);

@@ -847,6 +847,12 @@ pub fn catalogue() -> &'static engine::Catalogue {
     &BUNDLED.0
 }
 
+/// The bundled corpus, parsed once per test binary (in a debug build parsing it takes most of a
+/// second: a test that needs it per citizen spent minutes on it).
+pub fn bundled_rules() -> &'static engine::RuleSet {
+    &BUNDLED.1
+}
+
 /// A bundled rule by id.
 pub fn rule(rule_id: &str) -> &'static engine::Rule {
     BUNDLED.1.get(rule_id).expect("a bundled rule")

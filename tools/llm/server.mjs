@@ -12,7 +12,9 @@
 // a 2-core machine two were slower per answer than one at a time, docs/explainer-model.md); more
 // wait in arrival order (the explainer's concurrency limit and timeout decide how long a caller
 // waits). Each request starts from an empty context: no
-// answer leaks into the next.
+// answer leaks into the next. A caller that hangs up (its timeout) stops its answer at the next
+// token, and a request whose caller left while it waited is never started: one model answering
+// the abandoned would make every caller behind it wait longer and time out in turn.
 //
 // Usage: node server.mjs MODEL.gguf PORT   (THREADS, default 1; SEQUENCES, default 1;
 //        MODEL_NAME, default "local"; CONTEXT, tokens per sequence, default 2048)
@@ -64,10 +66,11 @@ function history(messages) {
   });
 }
 
-async function complete(body, {sequence, chat}) {
+async function complete(body, {sequence, chat}, signal) {
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     throw Object.assign(new Error("messages: a non-empty array is required"), {status: 400});
   }
+  signal.throwIfAborted();
   const before = sequence.tokenMeter.getState();
   await sequence.clearHistory();
   const answer = await chat.generateResponse(history(body.messages), {
@@ -75,6 +78,7 @@ async function complete(body, {sequence, chat}) {
     temperature: body.temperature ?? 0,
     topP: body.top_p,
     seed: body.seed,
+    signal,
   });
   const used = sequence.tokenMeter.diff(before);
   return {
@@ -125,9 +129,20 @@ http.createServer((req, res) => {
     } catch (e) {
       return fail(400, `the body is not JSON: ${e.message}`);
     }
-    withSession((session) => complete(body, session))
+    // The caller hung up before its answer was sent (the response closed unfinished).
+    const left = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) left.abort(new Error("the caller hung up"));
+    });
+    withSession((session) => complete(body, session, left.signal))
       .then((answer) => send(200, answer))
-      .catch((e) => fail(e.status ?? 500, String(e.message ?? e)));
+      .catch((e) => {
+        if (left.signal.aborted) {
+          console.log(`a caller hung up; its answer was stopped or never started`);
+        } else {
+          fail(e.status ?? 500, String(e.message ?? e));
+        }
+      });
   });
 }).listen(Number(port), "127.0.0.1", () => {
   console.log(`${modelName} (${modelPath}, ${threads} thread(s), ${sequences} sequence(s)) on http://127.0.0.1:${port}/v1`);

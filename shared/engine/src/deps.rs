@@ -148,10 +148,20 @@ fn span(was: Option<&FieldValue>, now: Option<&FieldValue>) -> Option<(Key, Key)
         return None;
     };
     let (was, now) = (Key::of(was)?, Key::of(now)?);
+    if was.kind() != now.kind() {
+        return None;
+    }
     match was.cmp(now) {
-        _ if was.kind() != now.kind() => None,
         Ordering::Greater => Some((now, was)),
         _ => Some((was, now)),
+    }
+}
+
+/// Sets `field`'s bit in `words` (a [`FieldSet`]'s, or one rule's row of
+/// the index's `reads`); a field beyond them sets no bit.
+fn set_bit(words: &mut [u64], field: FieldId) {
+    if let Some(word) = words.get_mut(field / 64) {
+        *word |= 1 << (field % 64);
     }
 }
 
@@ -168,7 +178,7 @@ impl DependencyIndex {
         for (i, rule) in rules.iter().enumerate() {
             for field in rule.fields_read() {
                 by_field[field].push(i);
-                reads[i * words + field / 64] |= 1 << (field % 64);
+                set_bit(&mut reads[i * words..(i + 1) * words], field);
             }
             let mut add = |leaf: &Leaf| conditions[leaf.field].add(i, leaf.op, &leaf.operand);
             rule.eligibility.for_each_leaf(&mut add);
@@ -247,9 +257,7 @@ impl DependencyIndex {
     pub fn field_set(&self, fields: &[FieldId]) -> FieldSet {
         let mut words = vec![0u64; self.words];
         for &field in fields {
-            if let Some(word) = words.get_mut(field / 64) {
-                *word |= 1 << (field % 64);
-            }
+            set_bit(&mut words, field);
         }
         FieldSet(words)
     }
