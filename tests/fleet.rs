@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use engine::deps::{ProfileChange, outcome_unchanged};
-use engine::{Catalogue, Date, Profile, RuleSet};
+use engine::{Date, RuleSet};
 use fleet::events::*;
 use fleet::topics::*;
 use support::*;
@@ -28,9 +28,9 @@ fn expected_evaluations(
 ) -> usize {
     let catalogue = catalogue();
     let as_of = Date::parse(AS_OF).unwrap();
-    let parsed = Profile::from_json(catalogue, profile, "test").unwrap();
+    let parsed = support::profile(profile);
     let before = previous.map(|p| {
-        let before = Profile::from_json(catalogue, p, "test").unwrap();
+        let before = support::profile(p);
         let change = ProfileChange::new(catalogue, before.changed_fields(&parsed));
         (before, change)
     });
@@ -1005,7 +1005,7 @@ fn full_reevaluation(
 ) -> BTreeMap<String, (String, String, i16)> {
     let catalogue = catalogue();
     let as_of = Date::parse(AS_OF).unwrap();
-    let parsed = Profile::from_json(catalogue, profile, "test").unwrap();
+    let parsed = support::profile(profile);
     let state = profile["demographics"]["state"].as_str();
     RuleSet::for_state(rules.in_effect(as_of), state)
         .into_iter()
@@ -1161,7 +1161,6 @@ async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_pr
     for w in &workers {
         w.wait_ready(Duration::from_secs(60));
     }
-    let catalogue = Catalogue::bundled();
     // Karnataka citizens around the pension age, which the rule change moves from 60 to 55.
     // Version 1 of each profile also moves income across other schemes' thresholds: a stale
     // write of the user's verdicts would leave those wrong, and nothing later corrects them.
@@ -1233,10 +1232,7 @@ async fn a_rule_change_interleaved_with_profile_updates_never_writes_an_older_pr
     // Done when every user holds its last profile and the rule change's copies are committed.
     let finals: HashMap<&str, String> = users
         .iter()
-        .map(|u| {
-            let p = Profile::from_json(&catalogue, &version(u, LAST), "test").unwrap();
-            (u.as_str(), p.input_snapshot_hash)
-        })
+        .map(|u| (u.as_str(), profile(&version(u, LAST)).input_snapshot_hash))
         .collect();
     let copies = partition_map().partitions_of_scheme("karnataka").len() as i64;
     let rule_marks: i64 = s
@@ -1341,8 +1337,7 @@ async fn a_worker_that_lost_its_partition_cannot_commit_after_the_new_owner_took
 async fn workers_starting_together_on_a_new_database_seed_the_corpus_once() {
     use eligibility::rules::store::seed;
     let stack = Stack::get();
-    let catalogue = Catalogue::bundled();
-    let corpus = RuleSet::bundled(&catalogue).unwrap();
+    let corpus = bundled_rules();
     // Four evaluators of a new deployment seed the same corpus at the same moment; the race
     // is a matter of timing, so it is run on several new databases.
     for round in 0..5 {
@@ -1352,10 +1347,10 @@ async fn workers_starting_together_on_a_new_database_seed_the_corpus_once() {
         let pool = fleet::postgres::pool(&database_url, 8).unwrap();
         fleet::postgres::migrate(&pool).await.unwrap();
         let (a, b, c, d) = tokio::join!(
-            seed(&pool, &corpus),
-            seed(&pool, &corpus),
-            seed(&pool, &corpus),
-            seed(&pool, &corpus)
+            seed(&pool, corpus),
+            seed(&pool, corpus),
+            seed(&pool, corpus),
+            seed(&pool, corpus)
         );
         let inserted: usize = [a, b, c, d]
             .into_iter()

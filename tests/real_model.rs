@@ -90,8 +90,8 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
     let user = unique("citizen");
     let json = profile_json(&user, 66, true, "karnataka");
     kafka.send_profile(&json, AS_OF).await;
-    let citizens = [(user, json)];
-    let ours = |user: &str| citizens.iter().any(|(u, _)| u == user);
+    let citizen = profile(&json);
+    let ours = |id: &str| id == user;
     // What the evaluator asked to explain: every new and partial match of this citizen,
     // published together with the old-age pension's (one pass).
     kafka
@@ -100,9 +100,7 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
             ELIGIBILITY_NEW_MATCH,
             Duration::from_secs(90),
             |items: &[EligibilityNewMatch]| {
-                citizens
-                    .iter()
-                    .all(|(u, _)| items.iter().any(|e| &e.user_id == u && e.scheme_id == OAP))
+                items.iter().any(|e| ours(&e.user_id) && e.scheme_id == OAP)
             },
         )
         .await;
@@ -206,12 +204,12 @@ async fn e2e_a_real_model_is_served_only_where_the_oracle_holds() {
             .iter()
             .find(|s| s.evaluation_id == e.evaluation_id)
             .expect("an explanation of an evaluation asked for");
-        let json = &citizens.iter().find(|(u, _)| *u == e.user_id).unwrap().1;
+        assert!(ours(&e.user_id), "{e:?}");
         let language: Language = e.language.parse().unwrap();
         let facts = derive_facts(
             catalogue(),
             rule(&subject.rule_id),
-            &profile(json),
+            &citizen,
             subject,
             &[language],
         )
