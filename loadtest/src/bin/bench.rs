@@ -2,6 +2,7 @@
 //! from this binary.
 //!
 //! Scenarios (synthetic corpus over all states, synthetic citizens):
+//! 0. reading one profile update's text, the general way and the evaluator's one pass;
 //! 1. one citizen × all rules, verdict + score (the scalar fast path);
 //! 2. the same with full traces (conditions, gaps, next steps), then with every text written;
 //!    and what a date of birth adds to a pass (the next birthday that changes an outcome);
@@ -15,6 +16,7 @@ use clap::Parser;
 use engine::batch::{BatchOutcomes, evaluate_batch, evaluate_batch_into};
 use engine::calendar::AgeLimits;
 use engine::columns::ProfileColumns;
+use engine::profile_text::ReadProfile;
 use engine::program::Program;
 use engine::{Catalogue, Date, Profile, Rule, evaluate, outcome};
 use loadtest::citizens::CitizenSpec;
@@ -72,6 +74,41 @@ fn main() -> Result<()> {
     println!("|---|---|---|");
 
     let mut checksum = 0u64;
+    // 0: reading a profile update's text (what the evaluator does to every record): the
+    // general way (a `serde_json::Value`, `Profile::from_json` with its hash, the text written
+    // back) beside `ReadProfile::read`'s one pass, alternated citizen by citizen.
+    let mut texts = loadtest::citizens::Citizens::new(CitizenSpec {
+        seed: 17,
+        missing_rate: 0.05,
+        schemes: args.rules,
+    });
+    let (mut general, mut short) = (Vec::new(), Vec::new());
+    for _ in 0..args.single_citizens {
+        let text = texts.next_profile().to_string();
+        let start = Instant::now();
+        let json: serde_json::Value = serde_json::from_str(&text)?;
+        let profile = Profile::from_json(&catalogue, &json, "bench")?;
+        let stored = serde_json::to_string(&json)?;
+        general.push(start.elapsed());
+        let start = Instant::now();
+        let read =
+            ReadProfile::read(&catalogue, &text, "bench").map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        short.push(start.elapsed());
+        anyhow::ensure!(
+            read.text == stored && read.profile.input_snapshot_hash == profile.input_snapshot_hash
+        );
+        checksum += read.text.len() as u64;
+    }
+    row(
+        "reading 1 profile update's text: JSON value, profile, hash, text to store (the general way)",
+        &percentiles(&mut general),
+        "",
+    );
+    row(
+        "the same texts read in one pass (`ReadProfile::read`, the evaluator's way)",
+        &percentiles(&mut short),
+        "",
+    );
     // 1 and 2: one citizen at a time against every rule.
     let singles = citizens(&catalogue, args.single_citizens, 0.05, args.rules, 1, 101);
     let (program, compile) = timed(|| Program::compile(&refs));

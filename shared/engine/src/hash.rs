@@ -40,7 +40,7 @@ pub fn write_jcs(value: &Json, out: &mut Vec<u8>) {
         }
         Json::Object(fields) => {
             let mut sorted: Vec<(&String, &Json)> = fields.iter().collect();
-            sorted.sort_unstable_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+            sorted.sort_unstable_by(|(a, _), (b, _)| utf16_order(a, b));
             out.push(b'{');
             for (at, (key, item)) in sorted.into_iter().enumerate() {
                 if at > 0 {
@@ -55,9 +55,14 @@ pub fn write_jcs(value: &Json, out: &mut Vec<u8>) {
     }
 }
 
+/// The order of JCS keys: by their UTF-16 code units.
+pub(crate) fn utf16_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
 /// A JSON string as JCS writes it: `serde_json` escapes exactly the characters
 /// `JSON.stringify` does (`"`, `\\`, and the controls below U+0020, in lower-case hex).
-fn write_string(text: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
     serde_json::to_writer(&mut *out, text).expect("writing to a Vec cannot fail");
 }
 

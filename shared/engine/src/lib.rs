@@ -2,7 +2,8 @@
 //!
 //! Major components:
 //! - [`catalogue`]: the profile fields (data, `schemas/field_catalogue.json`).
-//! - [`profile`]: citizen profiles, validated against the catalogue and hashed.
+//! - [`profile`]: citizen profiles, validated against the catalogue and hashed;
+//!   [`profile_text`]: a profile's JSON text read in one pass (the evaluator's way).
 //! - [`tree`]: a rule's condition tree; [`truth`]: a tree's three-valued truth for a profile;
 //!   [`benefit`]: what a scheme pays, by kind and tier.
 //! - [`rule`], [`load`], [`ruleset`]: the rule model, YAML loading with full validation reports
@@ -40,6 +41,7 @@ pub mod load;
 pub mod next_steps;
 pub mod outcome;
 pub mod profile;
+pub mod profile_text;
 pub mod program;
 pub mod rule;
 pub mod ruleset;

@@ -114,12 +114,22 @@ impl Profile {
         if !problems.is_empty() {
             return Err(ValidationReport { problems });
         }
-        Ok(Profile {
+        Ok(Profile::new(catalogue, user_id, values, jcs_sha256(json)))
+    }
+
+    /// A profile of validated `values` whose input hashes to `input_snapshot_hash`.
+    pub(crate) fn new(
+        catalogue: &Catalogue,
+        user_id: Option<String>,
+        values: Vec<Option<FieldValue>>,
+        input_snapshot_hash: String,
+    ) -> Profile {
+        Profile {
             user_id,
             values,
-            input_snapshot_hash: jcs_sha256(json),
+            input_snapshot_hash,
             age_fields: AgeFields::of(catalogue),
-        })
+        }
     }
 
     /// Builds a profile from values directly (generators and tests); hashes the JSON it implies.
@@ -224,7 +234,11 @@ impl Profile {
     }
 }
 
-fn parse_field(catalogue: &Catalogue, id: FieldId, value: &Json) -> Result<FieldValue, String> {
+pub(crate) fn parse_field(
+    catalogue: &Catalogue,
+    id: FieldId,
+    value: &Json,
+) -> Result<FieldValue, String> {
     let spec = catalogue.field(id);
     let wrong = || {
         format!(

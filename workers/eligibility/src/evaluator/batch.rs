@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use engine::profile_text::{ReadError, ReadProfile};
 use engine::{Date, Outcome, Profile};
 use fleet::error::IoError;
 use fleet::events::ProfileUpdate;
@@ -16,7 +17,6 @@ use fleet::offsets::Offsets;
 use fleet::retry::batch_with_retries;
 use fleet::topics::*;
 use kernels::engine_select::EngineUsed;
-use serde_json::Value as Json;
 use tokio::sync::oneshot;
 
 use super::Pipeline;
@@ -94,10 +94,17 @@ struct Work {
 
 fn validate(book: &RuleBook, record: &Record, update: ProfileUpdate) -> Result<Work, Rejected> {
     let reject = |reason: String| Rejected::validation(record, reason);
-    let json: Json = serde_json::from_str(&update.profile)
-        .map_err(|e| reject(format!("profile: not JSON: {e}")))?;
-    let profile = Profile::from_json(&book.catalogue, &json, &record.source())
-        .map_err(|report| reject(format!("profile: {report}")))?;
+    // One pass over the text: the profile, its input hash and the text to store (as read, not
+    // as sent: PostgreSQL's `jsonb` cannot hold every number JSON can spell — `1e-20000` reads
+    // as 0.0 here but overflows `numeric` there — and a snapshot that cannot be stored would
+    // stop the partition).
+    let ReadProfile { profile, text } =
+        ReadProfile::read(&book.catalogue, &update.profile, &record.source()).map_err(|error| {
+            match error {
+                ReadError::NotJson(e) => reject(format!("profile: not JSON: {e}")),
+                ReadError::Invalid(report) => reject(format!("profile: {report}")),
+            }
+        })?;
     if profile.user_id.as_deref() != Some(update.user_id.as_str()) {
         return Err(reject(format!(
             "user_id: the event says {:?} but the profile says {:?}",
@@ -112,10 +119,7 @@ fn validate(book: &RuleBook, record: &Record, update: ProfileUpdate) -> Result<W
         full: record.topic == PROFILE_ASSEMBLED,
         user_id: update.user_id,
         profile: Arc::new(profile),
-        // As read, not as sent: PostgreSQL's `jsonb` cannot hold every number JSON can spell
-        // (`1e-20000` reads as 0.0 here but overflows `numeric` there), and a snapshot that
-        // cannot be stored would stop the partition.
-        json: json.to_string().into(),
+        json: text.into(),
         as_of,
         owner,
     })
