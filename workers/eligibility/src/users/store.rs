@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
+use engine::profile_text::{ReadError, ReadProfile};
 use engine::transitions::Known;
-use engine::{Date, Outcome, Profile};
+use engine::{Date, Outcome};
 use fleet::error::IoError;
 use fleet::metrics::time_store;
-use serde_json::Value as Json;
 
 use super::state::{Position, StoredProfile, StoredVerdict, UserState};
 use super::verdicts::SchemeVerdicts;
@@ -77,10 +77,16 @@ fn stored_profile(
 ) -> Result<(String, StoredProfile), IoError> {
     let user_id: String = row.get(0);
     let text: &str = row.get(1);
-    let json: Json = serde_json::from_str(text).map_err(IoError::internal)?;
-    let profile = Profile::from_json(catalogue, &json, &format!("snapshot of {user_id}")).map_err(
-        |report| IoError::internal(anyhow::anyhow!("stored profile of {user_id}: {report}")),
-    )?;
+    // Read as an update is read (`ReadProfile`); the text kept is PostgreSQL's, as stored.
+    let ReadProfile { profile, .. } =
+        ReadProfile::read(catalogue, text, &format!("snapshot of {user_id}")).map_err(|error| {
+            IoError::internal(match error {
+                ReadError::NotJson(e) => anyhow::Error::from(e),
+                ReadError::Invalid(report) => {
+                    anyhow::anyhow!("stored profile of {user_id}: {report}")
+                }
+            })
+        })?;
     let stored = StoredProfile {
         profile: Arc::new(profile),
         json: text.into(),
