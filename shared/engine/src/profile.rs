@@ -13,6 +13,9 @@ use crate::error::{Problem, ValidationReport};
 use crate::hash::jcs_sha256;
 use crate::value::{FieldValue, Scalar};
 
+/// The longest `user_id` a profile may carry, in bytes.
+pub const USER_ID_MAX_BYTES: usize = 128;
+
 /// A validated profile: one optional value per catalogue field.
 #[derive(Debug, Clone)]
 pub struct Profile {
@@ -62,7 +65,7 @@ impl Profile {
         };
         let user_id = match object.get("user_id") {
             None | Some(Json::Null) => None,
-            Some(Json::String(s)) if s.len() <= 128 => Some(s.clone()),
+            Some(Json::String(s)) if s.len() <= USER_ID_MAX_BYTES => Some(s.clone()),
             Some(_) => {
                 problem(
                     "/user_id".into(),
@@ -89,10 +92,7 @@ impl Profile {
                 continue;
             };
             for (name, value) in fields {
-                full.clear();
-                full.push_str(namespace);
-                full.push('.');
-                full.push_str(name);
+                field_name(&mut full, namespace, name);
                 let path = || format!("/{namespace}/{name}");
                 let Some(id) = catalogue.id(&full) else {
                     problem(
@@ -232,6 +232,15 @@ impl Profile {
             .filter(|&id| self.get(id) != other.get(id))
             .collect()
     }
+}
+
+/// `namespace.name` in `full`: one buffer for every field of a profile (dozens, on every
+/// update the evaluator reads).
+pub(crate) fn field_name(full: &mut String, namespace: &str, name: &str) {
+    full.clear();
+    full.push_str(namespace);
+    full.push('.');
+    full.push_str(name);
 }
 
 pub(crate) fn parse_field(

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use engine::profile_text::{ReadError, ReadProfile};
+use engine::profile_text::ReadProfile;
 use engine::{Date, Outcome, Profile};
 use fleet::error::IoError;
 use fleet::events::ProfileUpdate;
@@ -99,12 +99,8 @@ fn validate(book: &RuleBook, record: &Record, update: ProfileUpdate) -> Result<W
     // as 0.0 here but overflows `numeric` there — and a snapshot that cannot be stored would
     // stop the partition).
     let ReadProfile { profile, text } =
-        ReadProfile::read(&book.catalogue, &update.profile, &record.source()).map_err(|error| {
-            match error {
-                ReadError::NotJson(e) => reject(format!("profile: not JSON: {e}")),
-                ReadError::Invalid(report) => reject(format!("profile: {report}")),
-            }
-        })?;
+        ReadProfile::read(&book.catalogue, &update.profile, &record.source())
+            .map_err(|error| reject(format!("profile: {error}")))?;
     if profile.user_id.as_deref() != Some(update.user_id.as_str()) {
         return Err(reject(format!(
             "user_id: the event says {:?} but the profile says {:?}",

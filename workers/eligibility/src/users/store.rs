@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
-use engine::profile_text::{ReadError, ReadProfile};
+use engine::profile_text::ReadProfile;
 use engine::transitions::Known;
 use engine::{Date, Outcome};
 use fleet::error::IoError;
@@ -77,16 +77,9 @@ fn stored_profile(
 ) -> Result<(String, StoredProfile), IoError> {
     let user_id: String = row.get(0);
     let text: &str = row.get(1);
-    // Read as an update is read (`ReadProfile`); the text kept is PostgreSQL's, as stored.
-    let ReadProfile { profile, .. } =
-        ReadProfile::read(catalogue, text, &format!("snapshot of {user_id}")).map_err(|error| {
-            IoError::internal(match error {
-                ReadError::NotJson(e) => anyhow::Error::from(e),
-                ReadError::Invalid(report) => {
-                    anyhow::anyhow!("stored profile of {user_id}: {report}")
-                }
-            })
-        })?;
+    // Read as an update is read; the text kept is PostgreSQL's, as stored.
+    let profile = ReadProfile::profile(catalogue, text, &format!("snapshot of {user_id}"))
+        .map_err(|e| IoError::internal(anyhow::anyhow!("stored profile of {user_id}: {e}")))?;
     let stored = StoredProfile {
         profile: Arc::new(profile),
         json: text.into(),
