@@ -41,18 +41,32 @@ pub fn write_jcs(value: &Json, out: &mut Vec<u8>) {
         Json::Object(fields) => {
             let mut sorted: Vec<(&String, &Json)> = fields.iter().collect();
             sorted.sort_unstable_by(|(a, _), (b, _)| utf16_order(a, b));
-            out.push(b'{');
-            for (at, (key, item)) in sorted.into_iter().enumerate() {
-                if at > 0 {
-                    out.push(b',');
-                }
-                write_string(key, out);
-                out.push(b':');
-                write_jcs(item, out);
-            }
-            out.push(b'}');
+            write_members(
+                sorted.into_iter().map(|(k, v)| (k.as_str(), v)),
+                out,
+                write_jcs,
+            );
         }
     }
+}
+
+/// `members` as one JSON object, in their order, without whitespace: each key as
+/// [`write_string`] writes it, each value by `value`.
+pub(crate) fn write_members<'a, V>(
+    members: impl IntoIterator<Item = (&'a str, V)>,
+    out: &mut Vec<u8>,
+    mut value: impl FnMut(V, &mut Vec<u8>),
+) {
+    out.push(b'{');
+    for (at, (key, item)) in members.into_iter().enumerate() {
+        if at > 0 {
+            out.push(b',');
+        }
+        write_string(key, out);
+        out.push(b':');
+        value(item, out);
+    }
+    out.push(b'}');
 }
 
 /// The order of JCS keys: by their UTF-16 code units.

@@ -14,6 +14,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
@@ -21,7 +22,7 @@ use serde_json::Value as Json;
 
 use crate::catalogue::Catalogue;
 use crate::error::ValidationReport;
-use crate::hash::{sha256_hex, utf16_order, write_jcs, write_string};
+use crate::hash::{sha256_hex, utf16_order, write_jcs, write_members, write_string};
 use crate::profile::{Profile, USER_ID_MAX_BYTES, field_name, parse_field};
 
 /// Why a profile's text was refused.
@@ -116,22 +117,26 @@ fn read_usual(catalogue: &Catalogue, text: &str, keep: Keep) -> Option<(Profile,
         String::from_utf8(out).expect("serde_json writes UTF-8")
     });
     // The canonical form sorts every object's keys; a key met twice is seen here.
-    entries.sort_unstable_by(|(a, _), (b, _)| utf16_order(a, b));
-    for (_, entry) in &mut entries {
-        if let Entry::Fields(fields) = entry {
-            fields.sort_unstable_by(|(a, _), (b, _)| utf16_order(a, b));
-            if fields.windows(2).any(|w| w[0].0 == w[1].0) {
-                return None;
-            }
-        }
-    }
-    if entries.windows(2).any(|w| w[0].0 == w[1].0) {
+    if !sorted_once(&mut entries) {
         return None;
+    }
+    for (_, entry) in &mut entries {
+        if let Entry::Fields(fields) = entry
+            && !sorted_once(fields)
+        {
+            return None;
+        }
     }
     let mut canonical = Vec::with_capacity(text.len());
     write_object(&entries, &mut canonical, write_jcs);
     let profile = Profile::new(catalogue, user_id, values, sha256_hex(&canonical));
     Some((profile, compact))
+}
+
+/// Sorts `members` by their keys as RFC 8785 orders them; false if a key is there twice.
+fn sorted_once<V>(members: &mut [(Key<'_>, V)]) -> bool {
+    members.sort_unstable_by(|(a, _), (b, _)| utf16_order(a, b));
+    !members.windows(2).any(|w| w[0].0 == w[1].0)
 }
 
 /// `entries` as one JSON object, without whitespace and in their order: keys and texts as
@@ -141,31 +146,15 @@ fn write_object(
     out: &mut Vec<u8>,
     value: fn(&Json, &mut Vec<u8>),
 ) {
-    out.push(b'{');
-    for (at, (key, entry)) in entries.iter().enumerate() {
-        if at > 0 {
-            out.push(b',');
+    let members = entries.iter().map(|(key, entry)| (key.as_ref(), entry));
+    write_members(members, out, |entry, out| match entry {
+        Entry::Text(Some(id)) => write_string(id, out),
+        Entry::Text(None) => out.extend_from_slice(b"null"),
+        Entry::Fields(fields) => {
+            let fields = fields.iter().map(|(name, field)| (name.as_ref(), field));
+            write_members(fields, out, value)
         }
-        write_string(key, out);
-        out.push(b':');
-        match entry {
-            Entry::Text(Some(id)) => write_string(id, out),
-            Entry::Text(None) => out.extend_from_slice(b"null"),
-            Entry::Fields(fields) => {
-                out.push(b'{');
-                for (at, (name, field)) in fields.iter().enumerate() {
-                    if at > 0 {
-                        out.push(b',');
-                    }
-                    write_string(name, out);
-                    out.push(b':');
-                    value(field, out);
-                }
-                out.push(b'}');
-            }
-        }
-    }
-    out.push(b'}');
+    });
 }
 
 /// An object key or a text, borrowed from the JSON unless it holds an escape.
@@ -188,16 +177,24 @@ impl<'de> Deserialize<'de> for Document<'de> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(KeySeed(key)) = map.next_key()? {
-                    entries.push((key, map.next_value_seed(EntrySeed)?));
-                }
-                Ok(Document(entries))
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                members(map, EntrySeed).map(Document)
             }
         }
         deserializer.deserialize_map(Entries)
     }
+}
+
+/// An object's members in the order given, each value read by `seed`.
+fn members<'de, A: MapAccess<'de>, S: DeserializeSeed<'de> + Copy>(
+    mut map: A,
+    seed: S,
+) -> Result<Vec<(Key<'de>, S::Value)>, A::Error> {
+    let mut members = Vec::new();
+    while let Some(KeySeed(key)) = map.next_key()? {
+        members.push((key, map.next_value_seed(seed)?));
+    }
+    Ok(members)
 }
 
 /// Reads a key, borrowing it when the text allows.
@@ -227,6 +224,7 @@ impl<'de> Visitor<'de> for Text {
 }
 
 /// A top-level value: an object of fields, a string or null.
+#[derive(Clone, Copy)]
 struct EntrySeed;
 
 impl<'de> DeserializeSeed<'de> for EntrySeed {
@@ -241,12 +239,8 @@ impl<'de> Visitor<'de> for EntrySeed {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object, a string or null")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields = Vec::new();
-        while let Some(KeySeed(name)) = map.next_key()? {
-            fields.push((name, map.next_value()?));
-        }
-        Ok(Entry::Fields(fields))
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        members(map, PhantomData::<Json>).map(Entry::Fields)
     }
     fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
         Text.visit_borrowed_str(text).map(|t| Entry::Text(Some(t)))
