@@ -947,6 +947,13 @@ async fn bench(
             .map(|(part, us)| format!("{part} {us:.0}"))
             .collect();
         println!("{:>10} µs CPU per update: {}", "", cpu.join(", "));
+        println!(
+            "{:>10} read back by a consumer: p50 {} ms, p99 {} ms, max {} ms",
+            "",
+            percentile(&phase.read_latencies, 0.5),
+            percentile(&phase.read_latencies, 0.99),
+            phase.read_latencies.last().copied().unwrap_or(-1)
+        );
         let slowest = phase.seconds.iter().max_by_key(|&&(_, p99, _)| p99);
         if let (Some((second, p99, count)), true) = (slowest, rate > 0) {
             println!(
@@ -967,7 +974,9 @@ async fn bench(
     }
     println!(
         "(done/s: updates evaluated, published and committed per second from the first send; \
-         latency: input record sent → pass summary published, {sent} updates in all; rows: tuples \
+         latency: input record sent → pass summary published (the time its worker's producer \
+         stamped on it; \"read back\": the time a consumer of the summaries read it, after the \
+         broker appended it), {sent} updates in all; rows: tuples \
          PostgreSQL inserted, updated or deleted per update; pg: the worker's commit time per \
          micro-batch; CPU per update: from the first send to the last commit, each process of \
          the box, and the evaluators' threads by name: rdk:* librdkafka's (fetch, produce, \
@@ -980,7 +989,10 @@ async fn bench(
 
 struct Phase {
     throughput: f64,
+    /// Each update's latency to its pass summary's create time, in order.
     latencies: Vec<i64>,
+    /// The same to the time the summary was read back (`Stamped`), in order.
+    read_latencies: Vec<i64>,
     rows_per_update: f64,
     commit_ms_per_batch: f64,
     batch_size: f64,
@@ -996,18 +1008,24 @@ struct Phase {
 
 impl Phase {
     fn percentile(&self, q: f64) -> i64 {
-        self.latencies
-            .get(((self.latencies.len() as f64 - 1.0) * q) as usize)
-            .copied()
-            .unwrap_or(-1)
+        percentile(&self.latencies, q)
     }
 }
 
+/// The `q` quantile of `sorted` (-1 when empty).
+fn percentile(sorted: &[i64], q: f64) -> i64 {
+    sorted
+        .get(((sorted.len() as f64 - 1.0) * q) as usize)
+        .copied()
+        .unwrap_or(-1)
+}
+
 /// Reads the pass summaries from `consumer` until `expected` distinct updates have one, or
-/// none came for 5 s once `phase_done`: each update's (user, input hash) and its first
-/// summary's publication time. With a `deleter`, deletes every second what it has read,
-/// and the other events published meanwhile (on the partitions of `unread`), which nothing
-/// here reads (`loadtest::retention`: the local broker slows as its partitions grow).
+/// none came for 5 s once `phase_done`: each update's (user, input hash) and, of its first
+/// summary, the time the worker's producer stamped on it and the time it was read here. With a
+/// `deleter`, deletes every second what it has read, and the other events published meanwhile
+/// (on the partitions of `unread`), which nothing here reads (`loadtest::retention`: the local
+/// broker slows as its partitions grow).
 async fn read_summaries(
     env: &Env,
     consumer: &StreamConsumer,
@@ -1015,8 +1033,8 @@ async fn read_summaries(
     phase_done: &std::sync::atomic::AtomicBool,
     deleter: Option<&retention::Deleter>,
     unread: &TopicPartitionList,
-) -> Result<HashMap<(String, String), i64>> {
-    let mut published: HashMap<(String, String), i64> = HashMap::with_capacity(expected);
+) -> Result<HashMap<(String, String), Stamped>> {
+    let mut published: HashMap<(String, String), Stamped> = HashMap::with_capacity(expected);
     let mut last_read = Instant::now();
     let mut deleted = Instant::now();
     while published.len() < expected {
@@ -1028,8 +1046,13 @@ async fn read_summaries(
                     .codec
                     .decode(message.payload().unwrap_or_default())
                     .await?;
-                if let Some(out) = message.timestamp().to_millis() {
-                    published.entry((e.user_id, e.input_hash)).or_insert(out);
+                if let Some(stamped) = message.timestamp().to_millis() {
+                    published
+                        .entry((e.user_id, e.input_hash))
+                        .or_insert(Stamped {
+                            stamped,
+                            read: unix_ms(),
+                        });
                 }
             }
             Err(_) => {
@@ -1055,6 +1078,14 @@ async fn read_summaries(
         }
     }
     Ok(published)
+}
+
+/// When a pass summary was published, ms since the epoch: `stamped` by the worker's producer as
+/// it handed the record over (its create time), and `read` back here, by a consumer, once the
+/// broker had appended it; the difference is the wait for the broker, as downstream sees it.
+struct Stamped {
+    stamped: i64,
+    read: i64,
 }
 
 /// Sends `profiles` at `rate` per second (0: all at once), waits until the worker committed them
@@ -1084,8 +1115,9 @@ async fn run_phase(
     let mut sent_at: HashMap<(String, String), i64> = HashMap::with_capacity(profiles.len());
     let mut pending = Vec::with_capacity(profiles.len());
     // Latency: each update's pass summary (eligibility.batch.computed) is stamped by the
-    // worker's producer when it publishes it, just before its batch commits. The summaries are
-    // read while the phase runs, as a downstream consumer reads them.
+    // worker's producer when the worker hands it over, before the broker acknowledges it (and
+    // before its batch commits). The summaries are read while the phase runs, as a downstream
+    // consumer reads them: the time each is read adds the wait for the broker.
     let consumer = reader(env, &marks)?;
     // The partitions of the events nothing here reads, listed before the clock starts: asking
     // for them (a request per partition) in the phase's first second had made its p99 the
@@ -1157,11 +1189,13 @@ async fn run_phase(
     };
 
     let mut latencies = Vec::with_capacity(profiles.len());
+    let mut read_latencies = Vec::with_capacity(profiles.len());
     let mut by_second: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
     let started_ms = unix_ms() - t.elapsed().as_millis() as i64;
-    for (key, out) in published {
+    for (key, Stamped { stamped: out, read }) in published {
         if let Some(input) = sent_at.get(&key) {
             latencies.push((out - input).max(0));
+            read_latencies.push((read - input).max(0));
             by_second
                 .entry((input - started_ms) / 1000)
                 .or_default()
@@ -1169,6 +1203,7 @@ async fn run_phase(
         }
     }
     latencies.sort_unstable();
+    read_latencies.sort_unstable();
     // Where a tail comes from: the p99 of the updates sent in each second of the phase.
     let seconds: Vec<(i64, i64, usize)> = by_second
         .into_iter()
@@ -1220,6 +1255,7 @@ async fn run_phase(
         events_per_update: events / profiles.len() as f64,
         throughput: profiles.len() as f64 / elapsed.as_secs_f64(),
         latencies,
+        read_latencies,
         rows_per_update: rows as f64 / profiles.len() as f64,
         commit_ms_per_batch: 1000.0
             * per_batch(delta(

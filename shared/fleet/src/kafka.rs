@@ -126,10 +126,7 @@ pub fn consumer(
             ("auto.offset.reset", "earliest"),
             ("session.timeout.ms", "10000"),
             ("partition.assignment.strategy", "range"),
-            // A fetch returns as soon as there is a record; an idle partition's fetch is
-            // answered within 10 ms instead of librdkafka's 500, which would otherwise be the
-            // floor of every update's latency on a quiet stream.
-            ("fetch.wait.max.ms", "10"),
+            FETCH_WAIT,
         ],
     )
     .set("group.id", group)
@@ -140,13 +137,20 @@ pub fn consumer(
     Ok((consumer, tracker))
 }
 
-/// A consumer outside any group, reading explicitly assigned partitions (replay).
+/// A fetch returns as soon as there is a record; an idle partition's fetch is answered within
+/// 10 ms instead of librdkafka's 500, which would otherwise be the floor of every record's
+/// latency on a quiet stream (the local broker holds an empty fetch for half the wait, then a
+/// quarter, and so on, before it looks again).
+const FETCH_WAIT: (&str, &str) = ("fetch.wait.max.ms", "10");
+
+/// A consumer outside any group, reading explicitly assigned partitions (replay, the fleet
+/// bench's reader of pass summaries).
 pub fn assigned_consumer(
     kafka: &KafkaConfig,
     list: &TopicPartitionList,
 ) -> Result<StreamConsumer, rdkafka::error::KafkaError> {
     use rdkafka::consumer::Consumer as _;
-    let consumer: StreamConsumer = client_config(kafka)
+    let consumer: StreamConsumer = with_defaults(&mut client_config(kafka), &[FETCH_WAIT])
         .set("group.id", "eligibility-replay")
         .set("enable.auto.commit", "false")
         .create()?;
