@@ -923,9 +923,9 @@ async fn bench(
             label,
             count,
             phase.throughput,
-            phase.percentile(0.5),
-            phase.percentile(0.99),
-            phase.latencies.last().copied().unwrap_or(-1),
+            percentile(&phase.latencies, 0.5),
+            percentile(&phase.latencies, 0.99),
+            percentile(&phase.latencies, 1.0),
             phase.rows_per_update,
             phase.commit_ms_per_batch,
             phase.batch_size
@@ -952,7 +952,7 @@ async fn bench(
             "",
             percentile(&phase.read_latencies, 0.5),
             percentile(&phase.read_latencies, 0.99),
-            phase.read_latencies.last().copied().unwrap_or(-1)
+            percentile(&phase.read_latencies, 1.0)
         );
         let slowest = phase.seconds.iter().max_by_key(|&&(_, p99, _)| p99);
         if let (Some((second, p99, count)), true) = (slowest, rate > 0) {
@@ -1006,13 +1006,7 @@ struct Phase {
     seconds: Vec<(i64, i64, usize)>,
 }
 
-impl Phase {
-    fn percentile(&self, q: f64) -> i64 {
-        percentile(&self.latencies, q)
-    }
-}
-
-/// The `q` quantile of `sorted` (-1 when empty).
+/// The `q` quantile of `sorted` (1.0: the largest; -1 when empty).
 fn percentile(sorted: &[i64], q: f64) -> i64 {
     sorted
         .get(((sorted.len() as f64 - 1.0) * q) as usize)
@@ -1209,7 +1203,7 @@ async fn run_phase(
         .into_iter()
         .map(|(second, mut waits)| {
             waits.sort_unstable();
-            let p99 = waits[((waits.len() as f64 - 1.0) * 0.99) as usize];
+            let p99 = percentile(&waits, 0.99);
             (second, p99, waits.len())
         })
         .collect();
